@@ -6,6 +6,7 @@ Secrets never live in the file: they come from environment variables only.
 from __future__ import annotations
 
 import difflib
+import fnmatch
 import os
 import re
 from dataclasses import dataclass, field
@@ -41,6 +42,15 @@ DEFAULT_METRICS: dict[str, str] = {
     "memory_peak_gib": "memory/peak_gib",
 }
 
+# W&B keys kept in the store (fnmatch patterns). A real run logs thousands of keys
+# (per-layer router stats, 200 mixture weights); these are the ones readers watch.
+DEFAULT_KEYS: tuple[str, ...] = (
+    "train/loss", "train/cross_entropy_loss", "train/z_loss", "train/router/[!l]*",
+    "throughput/*", "moe/*", "grad/norm/total", "optim/*", "eval/*macro*", "eval/loss",
+    "eval_dropless/*macro*", "eval_dropless/loss", "run_progress", "memory/*",
+    "mixture/stage",
+)
+
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 
 
@@ -70,6 +80,11 @@ class WandbSection:
     metrics: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_METRICS))
     mfu_unit: str = "percent"
     timeout_seconds: int = 30
+    keys: tuple[str, ...] = DEFAULT_KEYS
+
+    def keeps(self, key: str) -> bool:
+        """Return whether the W&B key `key` is stored (mapped metrics always are)."""
+        return key in self.metrics.values() or any(fnmatch.fnmatchcase(key, p) for p in self.keys)
 
     def key(self, canonical: str) -> str:
         """Return the W&B key that holds the canonical metric `canonical`."""
@@ -150,6 +165,7 @@ _SCHEMA: _Schema = {
         "metrics": ("metricmap", False, {}),
         "mfu_unit": ("choice", False, "percent", MFU_UNITS),
         "timeout_seconds": ("posint", False, 30),
+        "keys": ("strlist", False, DEFAULT_KEYS),
     },
     "github": {
         "repo": ("repo", True, None),
@@ -321,6 +337,7 @@ def parse_config(data: Any, root: Path, origin: str = CONFIG_NAME) -> RunConfig:
             metrics=wb["metrics"] or dict(DEFAULT_METRICS),
             mfu_unit=wb["mfu_unit"],
             timeout_seconds=wb["timeout_seconds"],
+            keys=tuple(wb["keys"]),
         ),
         github=GithubSection(
             repo=gh["repo"],
