@@ -221,6 +221,12 @@ def _check(kind: str, value: Any, extra: tuple[Any, ...]) -> tuple[Any, str | No
             return None, f"expected a positive whole number, got {value}"
         return value, None
     if kind == "posfloat":
+        # PyYAML (YAML 1.1) reads 18.0e12 as a string: it wants 18.0e+12. Accept both.
+        if isinstance(value, str):
+            try:
+                value = float(value)
+            except ValueError:
+                pass
         if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
             return None, f"expected a positive number (e.g. 18.0e12), got {value!r}"
         return float(value), None
