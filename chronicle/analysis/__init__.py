@@ -1,0 +1,1 @@
+"""Pure analysis over the store: stitched series, day summaries, incidents."""

@@ -1,0 +1,168 @@
+"""Stitch the stored rows of a W&B lineage into one step axis of canonical metrics.
+
+A run is a lineage of W&B runs: each child, forked from its parent at a step, replaces
+the parent from its first logged step on (the parent's rows past that point were
+rewound and re-done by the child). Analysis only ever sees the stitched series.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+
+import numpy as np
+import pyarrow as pa
+
+from chronicle.config import RunConfig
+from chronicle.models import RunRecord
+
+
+@dataclass(frozen=True)
+class Fork:
+    """Where one W&B run of the lineage took over from its parent."""
+
+    run: str
+    parent: str | None
+    step: int
+    timestamp: float
+
+
+@dataclass(frozen=True)
+class Series:
+    """Stitched, step-sorted arrays: `step`, `timestamp`, `run` and canonical metrics.
+
+    `values[name]` is a float array aligned with `step` (NaN where the row lacks it);
+    metrics that were never logged are absent (missing, never zero).
+    """
+
+    step: np.ndarray
+    timestamp: np.ndarray
+    run: np.ndarray
+    values: dict[str, np.ndarray]
+    forks: tuple[Fork, ...] = ()
+    lineage: tuple[str, ...] = ()
+    raw_keys: dict[str, str] = field(default_factory=dict)  # canonical -> W&B key
+
+    def __len__(self) -> int:
+        return int(self.step.size)
+
+    def get(self, name: str) -> np.ndarray | None:
+        return self.values.get(name)
+
+    def window(self, start: float, end: float) -> Series:
+        """Return the rows with start <= timestamp < end (epoch seconds)."""
+        lo, hi = np.searchsorted(self.timestamp_sorted_index(), [start, end])
+        idx = self._by_time[lo:hi]
+        idx.sort()
+        return Series(
+            step=self.step[idx],
+            timestamp=self.timestamp[idx],
+            run=self.run[idx],
+            values={k: v[idx] for k, v in self.values.items()},
+            forks=self.forks,
+            lineage=self.lineage,
+            raw_keys=self.raw_keys,
+        )
+
+    def timestamp_sorted_index(self) -> np.ndarray:
+        return self.timestamp[self._by_time]
+
+    @property
+    def _by_time(self) -> np.ndarray:
+        cached = self.__dict__.get("_order")
+        if cached is None:
+            cached = np.argsort(self.timestamp, kind="stable")
+            object.__setattr__(self, "_order", cached)
+        return cached
+
+    def day(self, day: date) -> Series:
+        """Return the rows logged on one UTC calendar day."""
+        return self.window(*day_bounds(day))
+
+    def until(self, when: float) -> Series:
+        """Return the rows logged before `when` (epoch seconds)."""
+        return self.window(-np.inf, when)
+
+
+def lineage_order(runs: Sequence[RunRecord], config: RunConfig,
+                  stored_runs: Sequence[str]) -> list[str]:
+    """Return W&B run ids in lineage order: config order, else creation order."""
+    order: list[str] = []
+    configured = [r.rsplit("/", 1)[-1] for r in config.wandb.runs]
+    if config.source == "live" and configured:
+        order = list(configured)
+    else:
+        order = [r.id for r in sorted(runs, key=lambda r: (r.created_at, r.id))]
+    for run_id in stored_runs:  # rows of a run we have no record for still count
+        if run_id not in order:
+            order.append(run_id)
+    return order
+
+
+def build_series(table: pa.Table, runs: Sequence[RunRecord], config: RunConfig) -> Series:
+    """Return the stitched Series of every stored row (see module docstring)."""
+    # Load inputs.
+    run_col = np.asarray(table.column("run").to_numpy(zero_copy_only=False), dtype=object)
+    steps = table.column("step").to_numpy().astype(np.int64, copy=False)
+    stamps = table.column("timestamp").to_numpy().astype(np.float64, copy=False)
+    stored_runs = list(dict.fromkeys(run_col.tolist()))
+    order = lineage_order(runs, config, stored_runs)
+
+    # Process: each run keeps its rows below the next run's first step.
+    keep = np.zeros(len(steps), dtype=bool)
+    forks: list[Fork] = []
+    firsts: dict[str, int] = {}
+    for run_id in order:
+        mask = run_col == run_id
+        if mask.any():
+            firsts[run_id] = int(steps[mask].min())
+    present = [r for r in order if r in firsts]
+    for i, run_id in enumerate(present):
+        mask = run_col == run_id
+        if i + 1 < len(present):
+            mask &= steps < firsts[present[i + 1]]
+        keep |= mask
+        if i > 0:
+            first = firsts[run_id]
+            at = np.flatnonzero((run_col == run_id) & (steps == first))
+            forks.append(Fork(run_id, present[i - 1], first, float(stamps[at[0]])))
+    idx = np.flatnonzero(keep)
+    idx = idx[np.lexsort((stamps[idx], steps[idx]))]
+    # A re-logged step within one run: keep its first row only.
+    if idx.size:
+        dup = np.concatenate(([False], steps[idx][1:] == steps[idx][:-1]))
+        idx = idx[~dup]
+
+    values: dict[str, np.ndarray] = {}
+    raw_keys: dict[str, str] = {}
+    names = set(table.column_names)
+    for canonical, key in config.wandb.metrics.items():
+        if key in names:
+            col = table.column(key).to_numpy(zero_copy_only=False)
+            values[canonical] = np.asarray(col, dtype=np.float64)[idx]
+            raw_keys[canonical] = key
+    if "mfu" in values and config.wandb.mfu_unit == "fraction":
+        values["mfu"] = values["mfu"] * 100.0  # analysis speaks percent; the unit is config
+
+    # Save outputs.
+    return Series(
+        step=steps[idx],
+        timestamp=stamps[idx],
+        run=run_col[idx],
+        values=values,
+        forks=tuple(forks),
+        lineage=tuple(present),
+        raw_keys=raw_keys,
+    )
+
+
+def day_of_run(config: RunConfig, day: date) -> int:
+    """Return the run's day number (day 1 = config.run.start)."""
+    return (day - config.run.start).days + 1
+
+
+def day_bounds(day: date) -> tuple[float, float]:
+    """Return the epoch-second bounds [start, end) of a UTC calendar day."""
+    start = datetime(day.year, day.month, day.day, tzinfo=UTC)
+    return start.timestamp(), (start + timedelta(days=1)).timestamp()
