@@ -41,6 +41,10 @@ class Series:
     run: np.ndarray
     values: dict[str, np.ndarray]
     forks: tuple[Fork, ...] = ()
+    # canonical -> mask of rows where the value was *logged* but NaN/inf (a real NaN
+    # loss), as opposed to a row that simply lacks the key (null). `values` holds NaN
+    # for both, so statistics can ignore them.
+    bad: dict[str, np.ndarray] = field(default_factory=dict)
     lineage: tuple[str, ...] = ()
     raw_keys: dict[str, str] = field(default_factory=dict)  # canonical -> W&B key
 
@@ -60,6 +64,7 @@ class Series:
             timestamp=self.timestamp[idx],
             run=self.run[idx],
             values={k: v[idx] for k, v in self.values.items()},
+            bad={k: v[idx] for k, v in self.bad.items()},
             forks=self.forks,
             lineage=self.lineage,
             raw_keys=self.raw_keys,
@@ -135,12 +140,17 @@ def build_series(table: pa.Table, runs: Sequence[RunRecord], config: RunConfig) 
         idx = idx[~dup]
 
     values: dict[str, np.ndarray] = {}
+    bad: dict[str, np.ndarray] = {}
     raw_keys: dict[str, str] = {}
     names = set(table.column_names)
     for canonical, key in config.wandb.metrics.items():
         if key in names:
-            col = table.column(key).to_numpy(zero_copy_only=False)
-            values[canonical] = np.asarray(col, dtype=np.float64)[idx]
+            column = table.column(key)
+            valid = np.asarray(column.is_valid().to_numpy(zero_copy_only=False), dtype=bool)[idx]
+            col = np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.float64)[idx]
+            finite = np.isfinite(col)
+            bad[canonical] = valid & ~finite
+            values[canonical] = np.where(finite, col, np.nan)
             raw_keys[canonical] = key
     if "mfu" in values and config.wandb.mfu_unit == "fraction":
         values["mfu"] = values["mfu"] * 100.0  # analysis speaks percent; the unit is config
@@ -151,6 +161,7 @@ def build_series(table: pa.Table, runs: Sequence[RunRecord], config: RunConfig) 
         timestamp=stamps[idx],
         run=run_col[idx],
         values=values,
+        bad=bad,
         forks=tuple(forks),
         lineage=tuple(present),
         raw_keys=raw_keys,
