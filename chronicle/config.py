@@ -69,6 +69,7 @@ class RunSection:
     accelerators: Accelerators
     prices_usd_per_accelerator_hour: dict[str, float]
     sequence_length: int | None = None
+    phases: dict[str, float] = field(default_factory=dict)  # name -> start budget fraction
 
 
 @dataclass(frozen=True)
@@ -156,6 +157,7 @@ _SCHEMA: _Schema = {
             "count": ("posint", True, None),
         },
         "prices_usd_per_accelerator_hour": ("pricemap", False, {}),
+        "phases": ("phasemap", False, {}),
     },
     "wandb": {
         "entity": ("str", True, None),
@@ -256,6 +258,16 @@ def _check(kind: str, value: Any, extra: tuple[Any, ...]) -> tuple[Any, str | No
         ):
             return {str(k): float(v) for k, v in value.items()}, None
         return None, "expected a mapping of scenario name -> USD per accelerator-hour, e.g. {spot: 4.22}"
+    if kind == "phasemap":
+        if isinstance(value, dict) and all(
+            isinstance(k, str) and isinstance(v, int | float) and not isinstance(v, bool)
+            and 0 <= v <= 1 for k, v in value.items()
+        ):
+            return {str(k): float(v) for k, v in value.items()}, None
+        return None, (
+            "expected a mapping of phase name -> fraction of the token budget where it "
+            "starts (0..1), e.g. {pretraining: 0.0, mid-training: 0.8}"
+        )
     if kind == "metricmap":
         if not isinstance(value, dict):
             return None, "expected a mapping of metric name -> W&B key"
@@ -334,6 +346,7 @@ def parse_config(data: Any, root: Path, origin: str = CONFIG_NAME) -> RunConfig:
             accelerators=Accelerators(**run["accelerators"]),
             prices_usd_per_accelerator_hour=run["prices_usd_per_accelerator_hour"],
             sequence_length=run["sequence_length"],
+            phases=run["phases"],
         ),
         wandb=WandbSection(
             entity=wb["entity"],
