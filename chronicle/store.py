@@ -406,8 +406,8 @@ class Store:
         return []
 
 
-def _parquet_bytes(rows: list[MetricRow]) -> bytes:
-    """Serialise metric rows to Parquet: run, step, timestamp, then one float column per key."""
+def rows_to_table(rows: list[MetricRow]) -> pa.Table:
+    """Return metric rows as a table: run, step, timestamp, then one float column per key."""
     keys = sorted({k for r in rows for k in r} - set(ROW_KEYS))
     columns: dict[str, pa.Array] = {
         "run": pa.array([r["run"] for r in rows], pa.string()),
@@ -416,7 +416,12 @@ def _parquet_bytes(rows: list[MetricRow]) -> bytes:
     }
     for key in keys:
         columns[key] = pa.array([_num(r.get(key)) for r in rows], pa.float64())
-    table = pa.table(columns)
+    return pa.table(columns)
+
+
+def _parquet_bytes(rows: list[MetricRow]) -> bytes:
+    """Serialise metric rows to Parquet bytes (deterministic for the same rows)."""
+    table = rows_to_table(rows)
     sink = pa.BufferOutputStream()
     # No statistics timestamps or writer-dependent metadata: the same rows give the same bytes.
     pq.write_table(table, sink, compression="zstd", write_statistics=True)

@@ -1,0 +1,48 @@
+# chronicle: set-up and checks. Everything installs into .venv; nothing global but
+# Debian's chromium (for the browser tests), which `make test` installs when missing.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+DAYS   ?= 100
+
+.PHONY: install demo test lint bench rehearse chromium clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+## The demo chronicle from a simulated run: no network, no account.
+demo: install
+	$(VENV)/bin/chronicle demo --days $(DAYS) --out demo
+	@echo "site: demo/site/index.html  (preview: $(VENV)/bin/chronicle serve --dir demo)"
+
+## Browser checks use Debian's chromium (a Playwright browser download is impossible here).
+chromium:
+	@if [ ! -x /usr/bin/chromium ]; then \
+	  echo "installing Debian chromium for the browser tests"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; \
+	fi
+
+lint: install
+	$(VENV)/bin/ruff check chronicle tests bench
+	$(VENV)/bin/mypy chronicle
+
+## pytest's exit code 5 (no tests collected) must fail, not pass silently.
+test: install chromium lint
+	@$(PY) -m pytest -q -p no:cacheprovider; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests"; exit 1; fi; exit $$rc
+
+bench: install
+	$(PY) bench/bench.py
+
+rehearse: install
+	$(PY) -m tests.rehearse
+
+clean:
+	rm -rf demo .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,182 @@
+"""The command line: the only place that prints or exits.
+
+Every ChronicleError becomes one clear message and its exit code (README, "Exit codes").
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import sys
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from chronicle import __version__
+from chronicle.config import load_config
+from chronicle.errors import EXIT_DEGRADED, ChronicleError, VerifyError
+
+F = TypeVar("F", bound=Callable[..., Any])
+DIR_OPTION = click.option(
+    "--dir", "root", default=".", show_default=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The chronicle folder (the one holding chronicle.yml).",
+)
+
+
+def _clean_errors(func: F) -> F:
+    """Turn ChronicleError into a message on stderr and its exit code, never a traceback."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except ChronicleError as err:
+            click.secho(f"error: {err}", fg="red", err=True)
+            sys.exit(err.exit_code)
+        except KeyboardInterrupt:
+            click.echo("interrupted; the store is unchanged unless a snapshot was reported",
+                       err=True)
+            sys.exit(130)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def parse_as_of(value: str | None) -> datetime:
+    """Parse --as-of (ISO 8601; naive means UTC) or return now."""
+    if value is None:
+        return datetime.now(UTC).replace(microsecond=0)
+    text = value.strip().replace("Z", "+00:00")
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError as err:
+        raise click.BadParameter(
+            f"{value!r} is not an ISO 8601 time; use e.g. 2026-09-30T03:17:00Z", param_hint="--as-of"
+        ) from err
+    when = when if when.tzinfo else when.replace(tzinfo=UTC)
+    return when.astimezone(UTC).replace(microsecond=0)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="chronicle")
+def main() -> None:
+    """chronicle: turn a long public training run into a living, citable chronicle."""
+
+
+@main.command()
+@click.argument("target", type=click.Path(path_type=Path))
+@click.option("--source", type=click.Choice(["live", "simulated"]), default="live",
+              show_default=True, help="Where data comes from.")
+@click.option("--name", default="My training run", show_default=True, help="The run's name.")
+@_clean_errors
+def init(target: Path, source: str, name: str) -> None:
+    """Scaffold a new chronicle in TARGET (chronicle.yml, mkdocs.yml, docs/, workflow)."""
+    from chronicle.init import InitOptions, init_chronicle
+
+    written = init_chronicle(target, InitOptions(source=source, name=name))
+    click.echo(f"scaffolded {len(written)} files in {target}")
+    click.echo(f"next: edit {target / 'chronicle.yml'}, then `chronicle snapshot --dir {target}`")
+
+
+@main.command()
+@DIR_OPTION
+@click.option("--as-of", "as_of", default=None, metavar="TIMESTAMP",
+              help="Replay 'now' (ISO 8601, UTC), for backfills and tests.")
+@_clean_errors
+def snapshot(root: Path, as_of: str | None) -> None:
+    """Fetch every source, append one snapshot, seal every closed day."""
+    from chronicle.pipeline import take_snapshot
+
+    config = load_config(root)
+    when = parse_as_of(as_of)
+    result = take_snapshot(config, when, backfilled=as_of is not None and config.source == "live"
+                           and when < datetime.now(UTC) - timedelta(days=1))
+    sealed = ", ".join(result.sealed) or "none"
+    click.echo(f"snapshot {result.snapshot}: {result.rows} new rows, {result.threads} threads, "
+               f"{result.failures} failure records; sealed: {sealed}")
+    for status in result.statuses:
+        if not status.ok:
+            click.secho(f"warning: source {status.name} failed: {status.error}", fg="yellow",
+                        err=True)
+    if result.degraded:
+        click.echo("degraded snapshot written (the stored data is intact); exit code 3",
+                   err=True)
+        sys.exit(EXIT_DEGRADED)
+
+
+@main.command()
+@DIR_OPTION
+@click.option("--site-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where to write the site (default: DIR/site).")
+@_clean_errors
+def build(root: Path, site_dir: Path | None) -> None:
+    """Build the site with mkdocs --strict (no network)."""
+    from chronicle.build import build_site
+
+    config = load_config(root)
+    started = time.perf_counter()
+    out = build_site(config, site_dir.resolve() if site_dir else None)
+    click.echo(f"built {out} in {time.perf_counter() - started:.1f} s")
+
+
+@main.command()
+@DIR_OPTION
+@_clean_errors
+def verify(root: Path) -> None:
+    """Check every manifest, the hash chain and every sealed page."""
+    from chronicle.store import Store
+
+    config = load_config(root)
+    store = Store(config.docs_dir)
+    problems = store.verify()
+    snaps = store.snapshots()
+    if problems:
+        for problem in problems:
+            click.secho(f"FAIL {problem}", fg="red", err=True)
+        raise VerifyError(f"{len(problems)} problem(s) in {config.docs_dir}; restore the named "
+                          "files from git (published files are never rewritten)")
+    click.echo(f"ok: {len(snaps)} snapshots, {len(store.sealed_days())} sealed days, "
+               "hash chain intact")
+
+
+@main.command()
+@DIR_OPTION
+@click.option("--port", default=8000, show_default=True, help="Port on 127.0.0.1.")
+@_clean_errors
+def serve(root: Path, port: int) -> None:
+    """Build, then preview the site on http://127.0.0.1:PORT/."""
+    from chronicle.build import build_site
+
+    config = load_config(root)
+    site = build_site(config)
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+    with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
+        click.echo(f"serving {site} on http://127.0.0.1:{port}/ (Ctrl-C to stop)")
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+
+
+@main.command()
+@click.option("--days", default=100, show_default=True, type=click.IntRange(1, 400),
+              help="Simulated days.")
+@click.option("--out", "out", default="demo", show_default=True,
+              type=click.Path(file_okay=False, path_type=Path), help="Folder of the demo.")
+@_clean_errors
+def demo(days: int, out: Path) -> None:
+    """Simulate a run, snapshot each night, seal each day, build the site (offline)."""
+    from chronicle.demo import run_demo
+
+    report = run_demo(out, days, echo=click.echo)
+    click.echo(f"demo chronicle: {report.sealed} sealed days, {report.snapshots} snapshots")
+    click.echo(f"open {out / 'site' / 'index.html'}, or serve it: "
+               f"chronicle serve --dir {out}  (then http://127.0.0.1:8000/)")
+
+
+if __name__ == "__main__":
+    main()

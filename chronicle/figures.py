@@ -1,0 +1,72 @@
+"""Which charts a day page carries, assembled from the stitched series (pure).
+
+The run-wide charts page lives in site.py; this module picks the series and events for
+the sealed day pages so both stay consistent in naming and units.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date
+
+import numpy as np
+
+from chronicle.analysis.series import Series, day_bounds
+from chronicle.charts import Event, line_chart
+from chronicle.models import FailureRecord
+
+DAY_CHARTS = ("loss", "throughput", "moe", "grad_norm")
+
+
+def events_for(series: Series, failures: Sequence[FailureRecord],
+               start: float = -np.inf, end: float = np.inf) -> list[Event]:
+    """Return chart marks for forks and failures between start and end (epoch s)."""
+    out = [Event(f.timestamp, "fork", f"fork: {f.run} from step {f.step:,}")
+           for f in series.forks if start <= f.timestamp < end]
+    for f in failures:
+        t = f.start.timestamp()
+        if start <= t < end and f.kind != "fork":
+            out.append(Event(t, "failure" if f.kind != "gap" else "gap", f.what[:80]))
+    return sorted(out, key=lambda e: (e.x, e.kind, e.label))
+
+
+def _xy(s: Series, name: str) -> tuple[np.ndarray, np.ndarray] | None:
+    values = s.get(name)
+    if values is None:
+        return None
+    ok = np.isfinite(values)
+    return s.timestamp[ok], values[ok]
+
+
+def day_charts(day: date, series: Series, failures: Sequence[FailureRecord]) -> dict[str, dict]:
+    """Return the Vega-Lite specs of one day page, keyed by name (see DAY_CHARTS)."""
+    start, end = day_bounds(day)
+    so_far = series.window(-np.inf, end)
+    today = series.window(start, end)
+    label = day.isoformat()
+    charts: dict[str, dict] = {}
+
+    loss = {k: xy for k, xy in (("train loss", _xy(so_far, "loss")),
+                                ("eval loss", _xy(so_far, "eval_loss"))) if xy is not None}
+    charts["loss"] = line_chart(
+        loss, title=f"Loss, run so far ({label} highlighted)", y_title="loss",
+        events=events_for(so_far, failures), highlight=(start, end), log_y=False)
+
+    thr = {k: xy for k, xy in (("compute-step tokens/s", _xy(today, "tokens_per_second")),)
+           if xy is not None}
+    charts["throughput"] = line_chart(
+        thr, title=f"Throughput on {label}", y_title="tokens/s",
+        events=events_for(today, failures, start, end), rules=[(2.0e6, "alert 2.0M tok/s")])
+
+    drop = {k: xy for k, xy in (("drop fraction", _xy(today, "drop_fraction")),)
+            if xy is not None}
+    charts["moe"] = line_chart(
+        drop, title=f"MoE token drop fraction on {label}", y_title="fraction dropped",
+        events=events_for(today, failures, start, end), rules=[(0.07, "alert 7%")],
+        y_format=".1%")
+
+    gn = {k: xy for k, xy in (("grad norm", _xy(so_far, "grad_norm")),) if xy is not None}
+    charts["grad_norm"] = line_chart(
+        gn, title=f"Gradient norm, run so far ({label} highlighted)", y_title="grad norm",
+        highlight=(start, end), events=events_for(so_far, failures), rules=[(2.0, "alert 2.0")])
+    return charts

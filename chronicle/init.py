@@ -1,0 +1,131 @@
+"""`chronicle init DIR`: scaffold a chronicle for anyone's run.
+
+Copies chronicle/scaffold/ (mkdocs.yml, docs/ skeleton, the nightly workflow) and writes
+a commented chronicle.yml. Never overwrites a file that exists.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from chronicle.errors import ChronicleError
+
+SCAFFOLD = Path(__file__).parent / "scaffold"
+# Where scaffold files land in the new chronicle (scaffold path -> target path).
+_RENAMES = {"workflows/nightly.yml": ".github/workflows/nightly.yml", "gitignore": ".gitignore"}
+
+CONFIG_TEMPLATE = """\
+# chronicle.yml: the one config file of this chronicle (see the chronicle README).
+# Every problem in it is reported at once by `chronicle build` / `chronicle snapshot`.
+# Secrets never go here: WANDB_API_KEY and GITHUB_TOKEN come from the environment.
+
+# Where data comes from: "live" (W&B + GitHub) or "simulated" (an offline demo run).
+source: {source}
+
+run:
+  name: {name}
+  start: {start}                # UTC date of day 1
+  planned_days: {planned_days}
+  token_budget: {token_budget}   # tokens the run is configured to train on
+  sequence_length: 4096
+  phases: {{pretraining: 0.0, mid-training: 0.8}}   # name -> budget fraction where it starts
+  accelerators: {{kind: GB200, count: 704}}
+  prices_usd_per_accelerator_hour: {{spot 2026-11: 4.22, spot 2026-10: 6.11}}
+
+wandb:
+  entity: {entity}
+  project: {project}
+  runs: [{runs}]                # the lineage in order; forks are stitched by step
+  mfu_unit: percent             # how throughput/mfu is logged: percent or fraction
+  metrics: {{}}                   # overrides, e.g. {{loss: train/loss}}
+
+github:
+  repo: {repo}
+  issues: [{issues}]            # threads always archived
+  labels: [{labels}]            # plus every issue carrying one of these labels
+  failure_labels: [incident]    # issues that are failure records
+
+failures:
+  file: failures.yml            # hand-written failure records (optional)
+  gap_minutes: 10               # no history for longer than this counts as downtime
+
+simulated:
+  seed: 535                     # used when source: simulated
+  days: {planned_days}
+
+site:
+  url: {url}
+  author: {author}
+"""
+
+FAILURES_TEMPLATE = """\
+# failures.yml: hand-written failure records, merged with those detected from metrics and
+# those filed as issues with a failure label. Each record:
+#   - id: rack-7-power            # unique, stable: never reuse an id
+#     start: 2026-09-02T04:10:00Z
+#     end: 2026-09-02T06:40:00Z   # optional while the failure is ongoing
+#     what: Rack 7 lost power; job restarted from step 61,000
+#     accelerator_hours_lost: 160 # optional: default accelerators x duration
+#     evidence: [https://github.com/owner/repo/issues/123]
+[]
+"""
+
+
+@dataclass(frozen=True)
+class InitOptions:
+    """What `chronicle init` writes into chronicle.yml."""
+
+    source: str = "live"
+    name: str = "My training run"
+    start: date = date(2026, 8, 20)
+    planned_days: int = 100
+    token_budget: str = "18.0e+12"
+    entity: str = "my-entity"
+    project: str = "my-project"
+    runs: tuple[str, ...] = ("my-run-id",)
+    repo: str = "my-org/my-repo"
+    issues: tuple[int, ...] = ()
+    labels: tuple[str, ...] = ("training-run",)
+    url: str = "https://example.org/chronicle/"
+    author: str = "chronicle contributors"
+
+
+def init_chronicle(target: Path, options: InitOptions) -> list[Path]:
+    """Scaffold a chronicle in `target`; return the files written."""
+    if target.exists() and not target.is_dir():
+        raise ChronicleError(f"{target}: exists and is not a folder; pick another DIR")
+    if (target / "chronicle.yml").exists():
+        raise ChronicleError(
+            f"{target / 'chronicle.yml'}: a chronicle already lives here; `chronicle init` "
+            "never overwrites one (edit chronicle.yml, or pick an empty DIR)"
+        )
+    target.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for src in sorted(SCAFFOLD.rglob("*")):
+        if src.is_dir() or "__pycache__" in src.parts:
+            continue
+        rel = src.relative_to(SCAFFOLD).as_posix()
+        dest = target / _RENAMES.get(rel, rel)
+        if dest.exists():
+            continue
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dest)
+        written.append(dest)
+    config = CONFIG_TEMPLATE.format(
+        source=options.source, name=options.name, start=options.start.isoformat(),
+        planned_days=options.planned_days, token_budget=options.token_budget,
+        entity=options.entity, project=options.project, runs=", ".join(options.runs),
+        repo=options.repo, issues=", ".join(str(i) for i in options.issues),
+        labels=", ".join(options.labels), url=options.url, author=options.author,
+    )
+    for name, text in (("chronicle.yml", config), ("failures.yml", FAILURES_TEMPLATE)):
+        path = target / name
+        if not path.exists():
+            path.write_text(text, encoding="utf-8")
+            written.append(path)
+    for folder in ("docs/data", "docs/days"):
+        (target / folder).mkdir(parents=True, exist_ok=True)
+    return written
