@@ -1,0 +1,87 @@
+"""The CLI on bad input: one clear message, the documented exit code, store untouched."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from chronicle.cli import main
+from chronicle.errors import EXIT_USAGE
+
+
+def _tree(root: Path) -> list[tuple[str, bytes]]:
+    return sorted((str(p.relative_to(root)), p.read_bytes())
+                  for p in root.rglob("*") if p.is_file())
+
+
+@pytest.fixture
+def chronicle_dir(tmp_path: Path) -> Path:
+    root = tmp_path / "c"
+    result = CliRunner().invoke(main, ["init", str(root), "--source", "simulated"])
+    assert result.exit_code == 0, result.output
+    text = (root / "chronicle.yml").read_text().replace("days: 100", "days: 4")
+    (root / "chronicle.yml").write_text(text.replace("planned_days: 100", "planned_days: 4"))
+    return root
+
+
+def test_init_scaffolds_and_refuses_to_overwrite(chronicle_dir: Path) -> None:
+    for rel in ("chronicle.yml", "failures.yml", "mkdocs.yml", "docs/gen_pages.py",
+                ".github/workflows/nightly.yml"):
+        assert (chronicle_dir / rel).is_file(), rel
+    result = CliRunner().invoke(main, ["init", str(chronicle_dir)])
+    assert result.exit_code == EXIT_USAGE
+    assert "already lives here" in result.output
+
+
+def test_malformed_config_is_one_clear_message(chronicle_dir: Path) -> None:
+    (chronicle_dir / "chronicle.yml").write_text("run:\n  name: x\n  strat: 2026-01-01\n")
+    result = CliRunner().invoke(main, ["snapshot", "--dir", str(chronicle_dir)])
+    assert result.exit_code == EXIT_USAGE
+    assert "Traceback" not in result.output
+    assert "chronicle.yml" in result.output and "run.strat: unknown key" in result.output
+    assert "did you mean 'start'" in result.output
+
+
+def test_missing_folder(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["build", "--dir", str(tmp_path / "absent")])
+    assert result.exit_code == EXIT_USAGE
+    assert "does not exist" in result.output and "chronicle init" in result.output
+
+
+def test_as_of_rules_leave_the_store_as_it_was(chronicle_dir: Path) -> None:
+    runner = CliRunner()
+    ok = runner.invoke(main, ["snapshot", "--dir", str(chronicle_dir), "--as-of",
+                              "2026-08-22T03:17:00Z"])
+    assert ok.exit_code == 0, ok.output
+    assert "sealed: 2026-08-20, 2026-08-21" in ok.output
+    before = _tree(chronicle_dir / "docs")
+    for as_of, needle in (("2026-08-21T00:00:00Z", "not after the newest snapshot"),
+                          ("2026-08-22T03:17:00Z", "not after the newest snapshot"),
+                          ("yesterday", "not an ISO 8601 time")):
+        result = runner.invoke(main, ["snapshot", "--dir", str(chronicle_dir), "--as-of", as_of])
+        assert result.exit_code == EXIT_USAGE, result.output
+        assert needle in result.output and "Traceback" not in result.output
+    assert _tree(chronicle_dir / "docs") == before
+    verify = runner.invoke(main, ["verify", "--dir", str(chronicle_dir)])
+    assert verify.exit_code == 0 and "hash chain intact" in verify.output
+
+
+def test_verify_names_an_altered_file(chronicle_dir: Path) -> None:
+    runner = CliRunner()
+    runner.invoke(main, ["snapshot", "--dir", str(chronicle_dir), "--as-of", "2026-08-22T03:17:00Z"])
+    page = chronicle_dir / "docs" / "days" / "2026-08-21.md"
+    page.write_bytes(page.read_bytes().replace(b"Day", b"Dax", 1))
+    result = runner.invoke(main, ["verify", "--dir", str(chronicle_dir)])
+    assert result.exit_code == 1
+    assert "docs/days/2026-08-21.md" in result.output and "altered" in result.output
+
+
+def test_bad_failures_file_stops_before_fetching(chronicle_dir: Path) -> None:
+    (chronicle_dir / "failures.yml").write_text("- id: x\n  strat: 2026-08-20T00:00:00Z\n")
+    result = CliRunner().invoke(main, ["snapshot", "--dir", str(chronicle_dir), "--as-of",
+                                       "2026-08-22T03:17:00Z"])
+    assert result.exit_code == EXIT_USAGE
+    assert "failures.yml" in result.output
+    assert not list((chronicle_dir / "docs" / "data").iterdir())
