@@ -26,6 +26,7 @@ class Fork:
     parent: str | None
     step: int
     timestamp: float
+    parent_last_step: int | None = None  # the parent's last logged step: steps re-done
 
 
 @dataclass(frozen=True)
@@ -131,7 +132,9 @@ def build_series(table: pa.Table, runs: Sequence[RunRecord], config: RunConfig) 
         if i > 0:
             first = firsts[run_id]
             at = np.flatnonzero((run_col == run_id) & (steps == first))
-            forks.append(Fork(run_id, present[i - 1], first, float(stamps[at[0]])))
+            parent_steps = steps[run_col == present[i - 1]]
+            forks.append(Fork(run_id, present[i - 1], first, float(stamps[at[0]]),
+                              int(parent_steps.max()) if parent_steps.size else None))
     idx = np.flatnonzero(keep)
     idx = idx[np.lexsort((stamps[idx], steps[idx]))]
     # A re-logged step within one run: keep its first row only.
