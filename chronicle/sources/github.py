@@ -6,9 +6,15 @@ live fetcher and the simulated source.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import os
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
+from chronicle.config import RunConfig, secret
+from chronicle.errors import SourceError
 from chronicle.models import Comment, Thread, parse_time
 
 _REACTIONS = ("+1", "-1", "laugh", "hooray", "confused", "heart", "rocket", "eyes")
@@ -63,6 +69,267 @@ def parse_thread(issue: Mapping[str, Any], comments: Sequence[Mapping[str, Any]]
         updated_at=parse_time(issue.get("updated_at")) or created,
         closed_at=parse_time(issue.get("closed_at")),
         url=str(issue.get("html_url") or ""),
-        comments=tuple(sorted((parse_comment(c) for c in comments), key=lambda c: (c.created_at, c.id))),
+        comments=tuple(
+            sorted((parse_comment(c) for c in comments), key=lambda c: (c.created_at, c.id))
+        ),
         reactions=parse_reactions(issue.get("reactions")),
     )
+
+
+# ---------------------------------------------------------------------------
+# Live fetcher (network). PyGithub is imported inside fetch_github only, so that
+# `chronicle build` neither needs nor loads it.
+
+DEFAULT_API_URL = "https://api.github.com"
+_PER_PAGE = 100  # GitHub's maximum page size
+_RETRIES = 3
+_SECONDARY_WAIT = 60.0  # GitHub asks clients to wait at least a minute after a secondary limit
+_TIMEOUT = 15
+_LINK_NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="next"')
+
+
+@dataclass(frozen=True)
+class GithubFetch:
+    """What one GitHub fetch returned: threads, and counts for the manifest."""
+
+    threads: list[Thread]  # full current state of every tracked thread updated in (since, as_of]
+    detail: dict[str, Any]  # {"threads": n, "comments": m, "requests": k}
+
+
+class _Malformed(ValueError):
+    """A payload that is valid JSON but not the shape the REST API documents."""
+
+
+def fetch_github(config: RunConfig, since: datetime | None, as_of: datetime,
+                 token: str | None = None) -> GithubFetch:
+    """Return the tracked threads updated in (since, as_of]; raise SourceError on failure."""
+    import requests
+    from github import Auth, Github, GithubException, RateLimitExceededException
+
+    for name, value in (("since", since), ("as_of", as_of)):
+        if value is not None and value.tzinfo is None:
+            raise ValueError(f"{name}={value!r} is naive: pass an aware UTC datetime")
+    token = token or secret("GITHUB_TOKEN")
+    api_url = os.environ.get("GITHUB_API_URL", "").strip() or DEFAULT_API_URL
+    wait = float(config.github.max_rate_limit_wait_seconds)
+    gh = Github(
+        auth=Auth.Token(token) if token else None,
+        base_url=api_url,
+        per_page=_PER_PAGE,
+        retry=_bounded_retry(wait),
+        seconds_between_requests=None,
+        timeout=_TIMEOUT,
+    )
+    client = _Client(gh.requester, config.github.repo)
+    try:
+        threads = _collect(client, config, since, as_of)
+    except RateLimitExceededException as err:
+        raise _source_error(_rate_limit_message(err, client, wait, token), token) from err
+    except GithubException as err:
+        raise _source_error(_github_message(err, client, api_url, token), token) from err
+    except requests.exceptions.RetryError as err:
+        raise _source_error(_retry_message(err, client, wait), token) from err
+    except requests.exceptions.RequestException as err:
+        msg = (f"could not reach {api_url} while fetching {client.where} ({type(err).__name__}); "
+               "check GITHUB_API_URL and the network, then run the snapshot again")
+        raise _source_error(msg, token) from err
+    except (ValueError, KeyError, TypeError) as err:
+        msg = (f"malformed payload for {client.where}: {err}; GITHUB_API_URL ({api_url}) must "
+               "point at a GitHub REST API; if it does, retry later")
+        raise _source_error(msg, token) from err
+    finally:
+        gh.close()
+    comments = sum(len(t.comments) for t in threads)
+    detail = {"threads": len(threads), "comments": comments, "requests": client.requests}
+    return GithubFetch(threads=threads, detail=detail)
+
+
+class _Client:
+    """GETs through PyGithub's Requester: its auth, retries and errors, our pagination.
+
+    PyGithub's object model is not used on purpose: list items are partial objects whose
+    `raw_data` completes them with one more GET each, and the manifest wants a request count.
+    """
+
+    def __init__(self, requester: Any, repo: str) -> None:
+        self.requester = requester
+        self.repo = repo
+        self.requests = 0
+        self.what = f"repository {repo}"
+
+    @property
+    def where(self) -> str:
+        """What was being fetched when something failed, naming the repository."""
+        return self.what if self.what.startswith("repository") else f"{self.what} of {self.repo}"
+
+    def get(self, url: str, params: dict[str, Any] | None, what: str) -> tuple[dict, Any]:
+        self.what = what
+        self.requests += 1
+        headers, data = self.requester.requestJsonAndCheck("GET", url, parameters=params)
+        return headers, data
+
+    def pages(self, url: str, params: dict[str, Any], what: str) -> Iterator[Mapping[str, Any]]:
+        next_url: str | None = url
+        query: dict[str, Any] | None = {**params, "per_page": _PER_PAGE}
+        while next_url:
+            headers, data = self.get(next_url, query, what)
+            if not isinstance(data, list):
+                raise _Malformed(f"expected a JSON list, got {type(data).__name__}")
+            yield from (_mapping(item) for item in data)
+            match = _LINK_NEXT.search(str(headers.get("link") or ""))
+            next_url, query = (match.group(1), None) if match else (None, None)
+
+
+def _collect(client: _Client, config: RunConfig, since: datetime | None,
+             as_of: datetime) -> list[Thread]:
+    # Load inputs.
+    repo = config.github.repo
+    client.get(f"/repos/{repo}", None, f"repository {repo}")
+    found: dict[int, Mapping[str, Any]] = {}
+    for label in dict.fromkeys(config.github.labels + config.github.failure_labels):
+        params = {"state": "all", "labels": label, "sort": "updated", "direction": "asc"}
+        if since is not None:
+            params["since"] = _stamp(since)
+        for issue in client.pages(f"/repos/{repo}/issues", params, f"issues labelled {label!r}"):
+            if "pull_request" in issue:
+                continue  # the issues endpoint lists pull requests too
+            if _in_window(_updated(issue), since, as_of):
+                found.setdefault(int(issue["number"]), issue)
+    for number in config.github.issues:
+        if number in found:
+            continue
+        _, issue = client.get(f"/repos/{repo}/issues/{number}", None, f"issue #{number}")
+        issue = _mapping(issue)
+        if _in_window(_updated(issue), since, as_of) or _comment_edited(
+            client, repo, number, issue, since, as_of
+        ):
+            found[number] = issue
+    # Process.
+    threads = []
+    for number, issue in sorted(found.items()):
+        comments: list[Mapping[str, Any]] = []
+        if issue.get("comments"):
+            url, what = f"/repos/{repo}/issues/{number}/comments", f"comments of issue #{number}"
+            comments = [c for c in client.pages(url, {}, what) if _created(c) <= as_of]
+        client.what = f"issue #{number}"
+        threads.append(parse_thread(issue, comments))
+    return threads
+
+
+def _comment_edited(client: _Client, repo: str, number: int, issue: Mapping[str, Any],
+                    since: datetime | None, as_of: datetime) -> bool:
+    """Whether a comment of a configured issue changed in (since, as_of].
+
+    Editing a comment need not bump the issue's updated_at, and bots rewrite status
+    comments in place, so always-archived threads are checked comment by comment.
+    """
+    if since is None or not issue.get("comments") or _updated(issue) > as_of:
+        return False
+    url, what = f"/repos/{repo}/issues/{number}/comments", f"comments of issue #{number}"
+    recent = client.pages(url, {"since": _stamp(since)}, what)
+    return any(_in_window(_updated(c), since, as_of) for c in recent)
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise _Malformed(f"expected a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _updated(raw: Mapping[str, Any]) -> datetime:
+    value = parse_time(raw.get("updated_at")) or parse_time(raw.get("created_at"))
+    if value is None:
+        raise _Malformed(f"item {raw.get('number') or raw.get('id')!r} has no updated_at")
+    return value
+
+
+def _created(raw: Mapping[str, Any]) -> datetime:
+    value = parse_time(raw.get("created_at"))
+    if value is None:
+        raise _Malformed(f"comment {raw.get('id')!r} has no created_at")
+    return value
+
+
+def _in_window(when: datetime, since: datetime | None, as_of: datetime) -> bool:
+    return (since is None or when > since) and when <= as_of
+
+
+def _stamp(dt: datetime) -> str:
+    # GitHub's `since` is inclusive and second-resolution; the window is re-checked locally.
+    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _bounded_retry(max_wait: float) -> Any:
+    """GithubRetry whose every wait (reset, secondary, Retry-After) is at most `max_wait`."""
+    from github import GithubRetry
+    from github.GithubException import RateLimitExceededExceedsMaxWait
+
+    class _BoundedRetry(GithubRetry):
+        def get_retry_after(self, response: Any) -> float | None:
+            # urllib3 sleeps whatever Retry-After says; refuse instead of hanging the job.
+            value = super().get_retry_after(response)
+            if value is not None and value > max_wait:
+                raise RateLimitExceededExceedsMaxWait(
+                    response.status, {"message": "Retry-After exceeds the configured wait"},
+                    dict(response.headers), wait=value,
+                )
+            return value
+
+    return _BoundedRetry(
+        total=_RETRIES,
+        backoff_factor=min(0.5, max_wait / 10),
+        backoff_max=max_wait,
+        secondary_rate_wait=min(_SECONDARY_WAIT, max_wait / _RETRIES),
+        max_rate_limit_wait=max_wait,
+    )
+
+
+def _source_error(message: str, token: str | None) -> SourceError:
+    if token:
+        message = message.replace(token, "***")
+    return SourceError("github", message)
+
+
+def _rate_limit_message(err: Any, client: _Client, wait: float, token: str | None) -> str:
+    asked = getattr(err, "wait", None)
+    asked_text = f"GitHub asks to wait {asked:.0f} s, " if asked else ""
+    hint = ("set GITHUB_TOKEN (5,000 requests an hour instead of 60)" if not token
+            else "wait for the limit to reset")
+    return (f"rate limit reached while fetching {client.where}: {asked_text}"
+            f"more than github.max_rate_limit_wait_seconds ({wait:.0f} s); {hint}, "
+            "or raise that setting in chronicle.yml, then run the snapshot again")
+
+
+def _github_message(err: Any, client: _Client, api_url: str, token: str | None) -> str:
+    status = getattr(err, "status", None)
+    data = getattr(err, "data", None)
+    said = data.get("message") if isinstance(data, Mapping) else None
+    answer = f"{status} {said}" if said else str(status)
+    where = client.where
+    if status == 401:
+        fix = ("GITHUB_TOKEN was rejected: replace it with a valid token, or unset it "
+               "(public repositories can be read without one)")
+    elif status == 404 and client.what.startswith("repository"):
+        fix = (f"check github.repo in chronicle.yml (owner/name) and GITHUB_API_URL ({api_url}); "
+               "for a private repository GITHUB_TOKEN must be able to read it")
+    elif status == 404:
+        fix = "remove it from github.issues in chronicle.yml, or check that it was not moved"
+    elif status == 403:
+        fix = "GITHUB_TOKEN lacks access to this repository: grant read access or unset it"
+    elif isinstance(status, int) and status >= 500:
+        fix = ("GitHub is failing (see https://www.githubstatus.com); the next snapshot "
+               "will catch up on everything updated since the last good one")
+    else:
+        fix = "check github.* in chronicle.yml and GITHUB_API_URL, then run the snapshot again"
+    return f"GitHub answered {answer} while fetching {where}; {fix}"
+
+
+def _retry_message(err: Any, client: _Client, wait: float) -> str:
+    where = client.where
+    if "403" in str(err):
+        return (f"secondary rate limit persisted after {_RETRIES} retries while fetching {where}; "
+                "GitHub throttles bursts of requests: wait an hour and run the snapshot again, "
+                f"or raise github.max_rate_limit_wait_seconds (now {wait:.0f} s)")
+    return (f"GitHub kept failing after {_RETRIES} retries while fetching {where}; "
+            "see https://www.githubstatus.com; the next snapshot will catch up on everything "
+            "updated since the last good one")
