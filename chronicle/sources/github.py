@@ -1,7 +1,9 @@
 """GitHub issue threads (PyGithub): the tracked issues, their comments and reactions.
 
 `parse_*` turn REST payloads (issue and comment JSON) into models; they are shared by the
-live fetcher and the simulated source.
+live fetcher and the simulated source. `fetch_github` is the only function here that
+touches the network: it GETs the REST payloads through PyGithub's Requester (auth,
+bounded retries, rate-limit handling) and hands them to `parse_thread` unchanged.
 """
 
 from __future__ import annotations
