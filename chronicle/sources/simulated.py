@@ -155,7 +155,7 @@ class SimulatedRun:
         top = int(final_steps.max())
         avoid = [*self.fork_steps]
         self.spike_steps: list[int] = []
-        wanted = int(rng.integers(3, 5)) if top > 20_000 else 0
+        wanted = int(rng.integers(3, 5)) if top > 10_000 else 0
         for _ in range(200):
             if len(self.spike_steps) == wanted:
                 break
@@ -185,8 +185,10 @@ class SimulatedRun:
         drop[s == 0] = 0.1043
         entropy = 5.9475 - 0.01 * np.sqrt(p) - 0.002 * (1 - np.exp(-s / 2000))
         entropy += rng.normal(0, 0.0006, n) - 0.03 * fast
-        nan_pool = np.nonzero(self.final & ~self.restart & (spike < 1e-3) & (s > 5000))[0]
-        self.nan_rows = np.sort(rng.choice(nan_pool, int(rng.integers(2, 5)), replace=False))
+        nan_pool = np.nonzero(self.final & ~self.restart & (spike < 1e-3)
+                              & (s > min(5000, top // 4)))[0]
+        nans = min(int(rng.integers(2, 5)), nan_pool.size)
+        self.nan_rows = np.sort(rng.choice(nan_pool, nans, replace=False))
         for arr in (loss, grad):
             arr[self.nan_rows] = np.nan
         memory = np.array(MEMORY_GIB)[self.run]
@@ -377,6 +379,8 @@ class SimulatedRun:
                 seen = [v for v in c.versions if v[0] <= as_of]
                 if not seen:
                     continue
+                # A comment edit counts as an update of the issue here, so that an
+                # incremental (`since`) fetch picks up bot edits made in place.
                 updated = max(updated, seen[-1][0])
                 comments.append({
                     "id": c.id, "user": {"login": c.author, "type": _kind(c.author)},
