@@ -1,0 +1,187 @@
+"""A day's figures -> its sealed files: Markdown page, JSON, chart specs and SVGs.
+
+Called once, when the day is sealed; the output is write-once, so everything on the page
+must be true at sealing time (no link to a next day that does not exist yet).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from markupsafe import Markup, escape
+
+from chronicle.config import RunConfig
+from chronicle.models import parse_time
+from chronicle.render import (
+    fmt_duration,
+    fmt_num,
+    fmt_pct,
+    fmt_si,
+    fmt_signed,
+    front_matter,
+    render,
+)
+from chronicle.render.sanitize import comment_block, plain_text
+
+CHART_ORDER = ("loss", "throughput", "moe", "grad_norm")
+
+
+def chart_embed(spec_url: str, svg_url: str, alt: str) -> Markup:
+    """Return the chart container: a static SVG that our JS swaps for vega-embed."""
+    return Markup(
+        f'<div class="chronicle-chart" data-spec="{escape(spec_url)}">'
+        f'<img src="{escape(svg_url)}" alt="{escape(alt)}" loading="lazy"></div>'
+    )
+
+
+def chart_title(spec: Mapping[str, Any], name: str) -> str:
+    """Return a chart's title from its spec (str or {"text": ...}), else its name."""
+    title = spec.get("title")
+    if isinstance(title, Mapping):
+        title = title.get("text")
+    if isinstance(title, list):
+        title = " ".join(str(t) for t in title)
+    return str(title) if title else name.replace("_", " ")
+
+
+def _change(now: Any, before: Any, digits: int, pct: bool = False) -> str:
+    if not isinstance(now, int | float) or not isinstance(before, int | float):
+        return "—"
+    delta = float(now) - float(before)
+    if pct:
+        return fmt_signed(delta * 100, 1, " pp")
+    return fmt_signed(delta, digits)
+
+
+def key_figures(day: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
+    """Return rows (figure, this day, previous day, change) of the key-figures table."""
+    prev = day.get("previous") or {}
+    loss, tok, thr = day["loss"], day["tokens"], day["throughput"]
+    moe, gn = day["moe"], day["grad_norm"]
+    unit = "%" if thr.get("mfu_unit", "percent") == "percent" else ""
+    eval_at = f" (step {loss['eval_step']:,})" if loss.get("eval_step") is not None else ""
+    rows = [
+        ("Train loss, last", fmt_num(loss["train_last"]), fmt_num(prev.get("loss_train_last")),
+         _change(loss["train_last"], prev.get("loss_train_last"), 3)),
+        ("Eval loss, latest" + eval_at, fmt_num(loss["eval_last"]), "", ""),
+        ("Tokens this day", fmt_si(tok["day"]), fmt_si(prev.get("tokens_day")),
+         _si_change(tok["day"], prev.get("tokens_day"))),
+        ("Tokens so far", f"{fmt_si(tok['cumulative'])} of {fmt_si(tok['budget'])} "
+         f"({fmt_pct(tok['budget_fraction'])})", "", ""),
+        ("Compute-step throughput p50", fmt_si(thr["compute_tokens_per_second_p50"], " tok/s"),
+         "", ""),
+        ("Sustained throughput", fmt_si(thr["sustained_tokens_per_second"], " tok/s"), "", ""),
+        ("Goodput (sustained ÷ compute)", fmt_pct(thr["goodput"]), fmt_pct(prev.get("goodput")),
+         _change(thr["goodput"], prev.get("goodput"), 1, pct=True)),
+        (f"MFU p50 ({thr.get('mfu_unit', 'percent')})", fmt_num(thr["mfu_p50"], 1, unit),
+         fmt_num(prev.get("mfu_p50"), 1, unit), _change(thr["mfu_p50"], prev.get("mfu_p50"), 1)),
+        ("MoE drop fraction, max", fmt_pct(moe["drop_fraction_max"], 2),
+         fmt_pct(prev.get("drop_fraction_max"), 2),
+         _change(moe["drop_fraction_max"], prev.get("drop_fraction_max"), 2, pct=True)),
+        ("Gradient norm, max", fmt_num(gn["max"]), fmt_num(prev.get("grad_norm_max")),
+         _change(gn["max"], prev.get("grad_norm_max"), 3)),
+        ("Time without telemetry", fmt_duration(day["downtime_seconds"]),
+         fmt_duration(prev.get("downtime_seconds")), ""),
+        ("Restarts", str(day["restarts"]) if day.get("restarts") is not None else "—", "", ""),
+        ("Accelerator-hours", fmt_num(day["accelerator_hours"], 0), "", ""),
+    ]
+    for scenario, usd in sorted((day.get("cost") or {}).get("usd", {}).items()):
+        rows.append((f"Cost at {scenario} prices", _usd(usd), "", ""))
+    return rows
+
+
+def _si_change(now: Any, before: Any) -> str:
+    if not isinstance(now, int | float) or not isinstance(before, int | float):
+        return "—"
+    delta = float(now) - float(before)
+    return ("+" if delta >= 0 else "−") + fmt_si(abs(delta))
+
+
+def _usd(value: Any) -> str:
+    return "—" if not isinstance(value, int | float) else f"${value:,.0f}"
+
+
+def one_line(day: Mapping[str, Any]) -> str:
+    """Return the one-line digest of a day used by the archive and the home page."""
+    loss, thr = day["loss"], day["throughput"]
+    parts = []
+    if loss.get("train_last") is not None:
+        change = loss.get("train_change")
+        parts.append(f"loss {loss['train_last']:.3f}"
+                     + (f" ({fmt_signed(change)})" if change is not None else ""))
+    if day["tokens"].get("day") is not None:
+        parts.append(f"{fmt_si(day['tokens']['day'])} tokens")
+    if thr.get("mfu_p50") is not None:
+        parts.append(f"MFU {thr['mfu_p50']:.1f}%")
+    if day["moe"].get("drop_fraction_max") is not None:
+        parts.append(f"drop ≤ {fmt_pct(day['moe']['drop_fraction_max'])}")
+    if day.get("failures"):
+        parts.append(f"{len(day['failures'])} failure(s)")
+    if day.get("restarts"):
+        parts.append(f"{day['restarts']} restart(s)")
+    return " · ".join(parts) if parts else "no metrics logged"
+
+
+def _threads(day: Mapping[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for t in day.get("threads_updated") or []:
+        comments = []
+        for c in t.get("new_comments") or []:
+            comments.append({"updated_at": None, **c, "edited": bool(c.get("edited")),
+                             "block": comment_block(c["body"]), "previous_block": None})
+        for c in t.get("edited_comments") or []:
+            before = c.get("previous_body")
+            comments.append({**c, "edited": True, "block": comment_block(c["body"]),
+                             "previous_block": comment_block(before) if before else None})
+        comments.sort(key=lambda c: (c.get("updated_at") or c["created_at"], c["id"]))
+        out.append({"opened": False, "labels": [], "url": "", **t, "comments": comments})
+    return out
+
+
+def render_day_markdown(day: Mapping[str, Any], charts: Mapping[str, Mapping[str, Any]],
+                        config: RunConfig) -> str:
+    """Return the sealed Markdown page of one day."""
+    date = day["date"]
+    names = [n for n in CHART_ORDER if n in charts] + sorted(set(charts) - set(CHART_ORDER))
+    embeds = [(chart_title(charts[n], n),
+               chart_embed(f"{date}/{n}.vl.json", f"{date}/{n}.svg", chart_title(charts[n], n)))
+              for n in names]
+    meta: dict[str, Any] = {
+        "date": parse_time(day["sealed_at"]),
+        "title": day["title"],
+        "description": plain_text(day["summary"], 1000),
+    }
+    if names:
+        meta["image"] = f"days/{date}/{'loss' if 'loss' in charts else names[0]}.svg"
+    body = render(
+        "day.md.j2", day=day, embeds=embeds, figures=key_figures(day), threads=_threads(day),
+        failures=day.get("failures") or [], downloads=[f"{date}/{n}.vl.json" for n in names],
+        config=config, parse_time=parse_time,
+    )
+    return front_matter(meta) + body
+
+
+def render_day_files(day: dict[str, Any], charts: dict[str, dict[str, Any]], svgs: dict[str, str],
+                     config: RunConfig) -> dict[str, bytes]:
+    """Return a sealed day's files, keyed by path relative to docs/."""
+    date = day["date"]
+    missing = set(charts) ^ set(svgs)
+    if missing:
+        raise ValueError(f"day {date}: charts and svgs must name the same charts, "
+                         f"differ in {sorted(missing)}")
+    files: dict[str, bytes] = {
+        f"days/{date}.md": render_day_markdown(day, charts, config).encode(),
+        f"days/{date}.json": _json_bytes(day),
+    }
+    for name in sorted(charts):
+        files[f"days/{date}/{name}.vl.json"] = _json_bytes(charts[name], indent=None)
+        files[f"days/{date}/{name}.svg"] = svgs[name].encode()
+    return files
+
+
+def _json_bytes(obj: Any, indent: int | None = 1) -> bytes:
+    text = json.dumps(obj, indent=indent, sort_keys=True, ensure_ascii=False, allow_nan=False,
+                      separators=None if indent else (",", ":"))
+    return (text + "\n").encode()
