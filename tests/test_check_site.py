@@ -1,0 +1,174 @@
+"""`.github/scripts/check_site.py`, the nightly soundness check of the built site, run as the
+workflow runs it against small hand-made site folders."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / ".github" / "scripts" / "check_site.py"
+SID = "2026-09-30T031700Z"
+DAY = "2026-09-29"
+URL = "https://example.org/chronicle/"
+
+HOME = f"""<!doctype html><html><head>
+<link rel="canonical" href="{URL}">
+<link rel="stylesheet" href="assets/stylesheets/main.css">
+<link rel="stylesheet" href="{URL}assets/extra.css">
+<link rel="alternate" type="application/rss+xml" href="{URL}feed_rss_created.xml">
+<link rel="alternate" hreflang="fr" href="https://fr.example.net/chronicle/">
+<script src="assets/javascripts/bundle.js"></script>
+<script>var note = "rendered by vega-embed";</script>
+</head><body>
+<p class="freshness">Data as of 2026-09-30T03:17:00Z · snapshot {SID}</p>
+<a href="https://github.com/marin-community/marin/issues/8435">run issue</a>
+<img src="https://avatars.example.com/u/1.png" alt="">
+</body></html>
+"""
+
+DAY_PAGE = f"""<!doctype html><html><head><link rel="canonical" href="{URL}days/{DAY}/">
+<script src="../../assets/javascripts/vega-embed.js"></script></head>
+<body><h1>Day 41</h1></body></html>
+"""
+
+
+def _feed(*days: str) -> str:
+    items = "".join(
+        f"<item><title>Day {d}</title><link>{URL}days/{d}/</link>"
+        f"<guid isPermaLink=\"true\">{URL}days/{d}/</guid></item>"
+        for d in days
+    )
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel>'
+        f"<title>chronicle</title><link>{URL}</link>{items}</channel></rss>"
+    )
+
+
+def _site(tmp_path: Path, *, home: str = HOME, feed: str | None = None,
+          latest_day: str | None = DAY, day_page: str = DAY_PAGE) -> Path:
+    site = tmp_path / "site"
+    (site / "api").mkdir(parents=True)
+    (site / "days" / DAY).mkdir(parents=True)
+    (site / "index.html").write_text(home, encoding="utf-8")
+    (site / "days" / DAY / "index.html").write_text(day_page, encoding="utf-8")
+    (site / "feed_rss_created.xml").write_text(
+        feed if feed is not None else _feed(DAY, "2026-09-28"), encoding="utf-8")
+    latest: dict[str, object] = {
+        "snapshot": SID, "taken_at": "2026-09-30T03:17:00Z",
+        "latest_sealed_day": latest_day, "stale_sources": [],
+    }
+    (site / "api" / "latest.json").write_text(json.dumps(latest), encoding="utf-8")
+    return site
+
+
+def _check(site: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(SCRIPT), str(site)], capture_output=True,
+                          text=True, timeout=60, check=False)
+
+
+def _problems(result: subprocess.CompletedProcess[str]) -> list[str]:
+    assert result.returncode == 1, result.stdout + result.stderr
+    return result.stderr.splitlines()[:-1]  # the last line is the summary
+
+
+def test_a_sound_site_passes(tmp_path: Path) -> None:
+    result = _check(_site(tmp_path))
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout.startswith("site ok: 2 pages checked")
+
+
+def test_nothing_sealed_yet_needs_no_feed_item(tmp_path: Path) -> None:
+    result = _check(_site(tmp_path, feed=_feed(), latest_day=None))
+    assert result.returncode == 0, result.stderr
+
+
+def test_home_without_data_as_of_fails(tmp_path: Path) -> None:
+    site = _site(tmp_path, home=HOME.replace("Data as of", "Updated"))
+    assert _problems(_check(site)) == [
+        f'{site / "index.html"}: does not say "data as of"; readers cannot tell how fresh it is'
+    ]
+
+
+def test_data_as_of_hidden_in_a_script_does_not_count(tmp_path: Path) -> None:
+    home = HOME.replace("Data as of", "Updated").replace(
+        "rendered by vega-embed", "data as of 2026-09-30")
+    problems = _problems(_check(_site(tmp_path, home=home)))
+    assert len(problems) == 1 and 'does not say "data as of"' in problems[0]
+
+
+def test_home_naming_another_snapshot_fails(tmp_path: Path) -> None:
+    site = _site(tmp_path, home=HOME.replace(SID, "2026-09-29T031700Z"))
+    problems = _problems(_check(site))
+    assert problems == [
+        f"{site / 'index.html'}: does not name snapshot {SID} (from {site / 'api/latest.json'})"
+    ]
+
+
+def test_feed_without_the_newest_sealed_day_fails(tmp_path: Path) -> None:
+    site = _site(tmp_path, feed=_feed("2026-09-28", "2026-09-27"))
+    problems = _problems(_check(site))
+    assert len(problems) == 1
+    assert problems[0].startswith(f"{site / 'feed_rss_created.xml'}: has no item linking to "
+                                  f"the newest sealed day .../days/{DAY}/")
+
+
+def test_feed_day_must_match_a_whole_path_segment(tmp_path: Path) -> None:
+    # days/2026-09-29-notes/ is not the page of 2026-09-29.
+    feed = _feed("2026-09-28").replace("2026-09-28", f"{DAY}-notes")
+    assert len(_problems(_check(_site(tmp_path, feed=feed)))) == 1
+
+
+def test_missing_or_broken_feed_fails(tmp_path: Path) -> None:
+    site = _site(tmp_path, feed="<rss><channel><item></channel></rss>")
+    problems = _problems(_check(site))
+    assert len(problems) == 1 and problems[0].startswith(
+        f"{site / 'feed_rss_created.xml'}: not well-formed XML")
+    (site / "feed_rss_created.xml").unlink()
+    assert _problems(_check(site)) == [f"{site / 'feed_rss_created.xml'}: missing RSS feed"]
+
+
+@pytest.mark.parametrize("tag", [
+    '<script src="https://cdn.jsdelivr.net/npm/vega@5"></script>',
+    '<script src="//unpkg.com/vega-embed@6"></script>',
+    '<link rel="stylesheet" href="https://fonts.googleapis.com/css?family=Roboto">',
+    '<link rel="preconnect" href="https://fonts.gstatic.com" crossorigin>',
+    '<link rel="icon" href="HTTP://CDN.example.com/favicon.png">',
+])
+def test_a_page_loading_from_another_host_fails(tmp_path: Path, tag: str) -> None:
+    site = _site(tmp_path, day_page=DAY_PAGE.replace("</head>", tag + "</head>"))
+    problems = _problems(_check(site))
+    assert len(problems) == 1
+    page = site / "days" / DAY / "index.html"
+    assert problems[0].startswith(f"{page}: <{tag[1:tag.index(' ')]}> loads ")
+    assert "from another host" in problems[0]
+
+
+def test_missing_latest_json_fails(tmp_path: Path) -> None:
+    site = _site(tmp_path)
+    (site / "api" / "latest.json").unlink()
+    problems = _problems(_check(site))
+    assert problems == [f"{site / 'api/latest.json'}: missing; `chronicle build` writes it "
+                        "from the newest snapshot"]
+
+
+def test_latest_json_without_snapshot_fails(tmp_path: Path) -> None:
+    site = _site(tmp_path)
+    (site / "api" / "latest.json").write_text('{"taken_at": "x"}', encoding="utf-8")
+    assert _problems(_check(site)) == [f'{site / "api/latest.json"}: has no "snapshot" id string']
+
+
+def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
+    site = _site(tmp_path, home=HOME.replace("Data as of", "Updated"), feed=_feed("2026-09-01"),
+                 day_page=DAY_PAGE.replace("../../assets", "https://cdn.example.com"))
+    assert len(_problems(_check(site))) == 3
+
+
+def test_not_a_folder_is_a_usage_error(tmp_path: Path) -> None:
+    result = _check(tmp_path / "nope")
+    assert result.returncode == 2
+    assert "not a folder; run `chronicle build` first" in result.stderr
