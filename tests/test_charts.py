@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -340,12 +341,14 @@ def test_bundle_renders_a_spec_in_a_browser_without_network(
         ".then(() => document.body.dataset.done = '1')"
         ".catch(e => document.body.dataset.error = String(e));</script></body></html>"
     )
+    hovered = datetime.fromtimestamp(spec["datasets"]["series"][1000]["x"] / 1000, tz=UTC)
+    when = f"{hovered:%b} {hovered.day}, {hovered:%Y %H:%M}"  # Vega's default, in UTC
     requests: list[str] = []
     errors: list[str] = []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
         try:
-            page = browser.new_page()
+            page = browser.new_page(timezone_id="Pacific/Auckland")  # not UTC on purpose
             page.on("request", lambda r: requests.append(r.url))
             page.on("pageerror", lambda e: errors.append(str(e)))
             page.set_content(page_html)
@@ -353,6 +356,13 @@ def test_bundle_renders_a_spec_in_a_browser_without_network(
             assert page.get_attribute("body", "data-error") is None
             assert page.locator("#c svg .mark-line path").count() == 1
             assert page.locator("#c svg .mark-rule line").count() >= 2
+            # The invisible hover targets carry the tooltip, with the time in UTC.
+            page.locator("#c svg .mark-symbol.role-mark path").nth(1000).hover()
+            tip = page.locator("#vg-tooltip-element")
+            tip.wait_for(state="visible", timeout=5_000)
+            assert "time (UTC)" in tip.inner_text()
+            assert "train/loss" in tip.inner_text()
+            assert when in tip.inner_text()
         finally:
             browser.close()
     assert errors == []
