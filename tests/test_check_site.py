@@ -76,8 +76,10 @@ def _problems(result: subprocess.CompletedProcess[str]) -> list[str]:
     return result.stderr.splitlines()[:-1]  # the last line is the summary
 
 
-def test_a_sound_site_passes(tmp_path: Path) -> None:
-    result = _check(_site(tmp_path))
+@pytest.mark.parametrize("url_form", ["{d}/", "{d}/index.html", "{d}.html"])
+def test_a_sound_site_passes(tmp_path: Path, url_form: str) -> None:
+    feed = _feed(DAY, "2026-09-28").replace(f"{DAY}/", url_form.format(d=DAY))
+    result = _check(_site(tmp_path, feed=feed))
     assert (result.returncode, result.stderr) == (0, "")
     assert result.stdout.startswith("site ok: 2 pages checked")
 
@@ -114,12 +116,12 @@ def test_feed_without_the_newest_sealed_day_fails(tmp_path: Path) -> None:
     problems = _problems(_check(site))
     assert len(problems) == 1
     assert problems[0].startswith(f"{site / 'feed_rss_created.xml'}: has no item linking to "
-                                  f"the newest sealed day .../days/{DAY}/")
+                                  f"the newest sealed day's page .../days/{DAY}/")
 
 
-def test_feed_day_must_match_a_whole_path_segment(tmp_path: Path) -> None:
-    # days/2026-09-29-notes/ is not the page of 2026-09-29.
-    feed = _feed("2026-09-28").replace("2026-09-28", f"{DAY}-notes")
+@pytest.mark.parametrize("near_miss", [f"{DAY}-notes", f"{DAY}/charts", f"{DAY}.json"])
+def test_feed_link_must_be_the_day_page_itself(tmp_path: Path, near_miss: str) -> None:
+    feed = _feed("2026-09-28").replace("2026-09-28", near_miss)
     assert len(_problems(_check(_site(tmp_path, feed=feed)))) == 1
 
 

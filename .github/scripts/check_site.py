@@ -127,12 +127,13 @@ def _check_feed(site: Path, day: object, problems: list[str]) -> None:
         return
     if not isinstance(day, str):
         return  # nothing sealed yet, so no day page to announce
-    wanted = re.compile(rf"/days/{re.escape(day)}/(?:index\.html)?$")
+    # .../days/<day>/ with directory URLs, .../days/<day>.html without them.
+    wanted = re.compile(rf"/days/{re.escape(day)}(?:/|/index\.html|\.html)$")
     links = [(el.text or "").strip() for el in root.iterfind("./channel/item/link")]
     links += [(el.text or "").strip() for el in root.iterfind("./channel/item/guid")]
     if not any(wanted.search(link) for link in links):
         problems.append(
-            f"{path}: has no item linking to the newest sealed day .../days/{day}/ "
+            f"{path}: has no item linking to the newest sealed day's page .../days/{day}/ "
             f"(from {site / LATEST}; {len(root.findall('./channel/item'))} items)"
         )
 
