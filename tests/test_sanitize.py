@@ -5,7 +5,7 @@ from __future__ import annotations
 import markdown
 
 from chronicle.render import md_text
-from chronicle.render.sanitize import comment_block, comment_html, plain_text
+from chronicle.render.sanitize import comment_block, comment_html, plain_text, title_text
 
 HOSTILE = """---
 title: owned
@@ -66,3 +66,9 @@ def test_plain_text_and_md_text() -> None:
     assert "\\[x\\]\\(" in escaped and "{" not in escaped and "|" not in escaped
     rendered = markdown.markdown(escaped)
     assert "<a" not in rendered and "<em>" not in rendered
+
+
+def test_title_text_cannot_close_the_title_element() -> None:
+    title = title_text("Run </title><script>alert(1)</script> & <b>more</b>")
+    assert "<" not in title and ">" not in title and title.startswith("Run ")
+    assert "& more" in title

@@ -10,6 +10,7 @@ Markdown passes through untouched.
 
 from __future__ import annotations
 
+import html
 import re
 
 import markdown
@@ -84,3 +85,8 @@ def plain_text(text: str, limit: int = 300) -> str:
     stripped = nh3.clean(_COMMENT.sub("", text or ""), tags=set())
     line = " ".join(stripped.split())
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def title_text(text: str, limit: int = 200) -> str:
+    """Return untrusted text as a page title: plain, one line, no angle brackets."""
+    return html.unescape(plain_text(text, limit)).replace("<", "‹").replace(">", "›")

@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from chronicle.models import Comment, Thread
-from chronicle.render import render
-from chronicle.render.sanitize import comment_block
+from chronicle.render import front_matter, render
+from chronicle.render.sanitize import comment_block, title_text
 from chronicle.store import SnapshotInfo
 
 
@@ -43,7 +43,9 @@ def comment_versions(states: Sequence[tuple[SnapshotInfo, Thread]]) -> list[dict
 def render_thread(states: Sequence[tuple[SnapshotInfo, Thread]]) -> str:
     """Return the Markdown page of one archived thread."""
     thread = states[-1][1]
-    return render(
+    # An explicit title: mkdocs would otherwise take the h1's text, unescaped, into <title>.
+    meta = {"title": title_text(f"#{thread.number} {thread.title}")}
+    return front_matter(meta) + render(
         "thread.md.j2", number=thread.number, title=thread.title, state=thread.state,
         labels=list(thread.labels), author=thread.author, created_at=thread.created_at,
         url=thread.url, snapshots=len(states), first_seen=states[0][0].taken_at,
