@@ -21,13 +21,15 @@ import altair as alt
 import numpy as np
 
 EVENT_KINDS = ("restart", "fork", "failure", "config", "phase", "gap")
-# Mid-tone colours from the Tableau palette read on both white and slate backgrounds.
+# Mid-tone Tableau colours read on both white and slate backgrounds; series and events
+# draw from disjoint sets so an orange rule is never mistaken for an orange curve.
+SERIES_COLORS = ("#4c78a8", "#72b7b2", "#9d755d", "#ff9da6", "#bab0ac")
 EVENT_COLORS = {
     "restart": "#f58518",
     "fork": "#b279a2",
     "failure": "#e45756",
-    "config": "#4c78a8",
-    "phase": "#54a24b",
+    "config": "#54a24b",
+    "phase": "#eeca3b",
     "gap": "#9d9d9d",
 }
 NEUTRAL = "#888888"
@@ -201,8 +203,11 @@ def line_chart(
     color = alt.Color(
         "s:N",
         title=None,
-        scale=alt.Scale(domain=names),
-        legend=alt.Legend(orient="top") if len(names) > 1 else None,
+        scale=alt.Scale(domain=names, range=list(SERIES_COLORS)),
+        # Opaque stroke symbols: the band layers would otherwise fade the legend.
+        legend=alt.Legend(orient="top", symbolType="stroke", symbolOpacity=1, symbolStrokeWidth=2)
+        if len(names) > 1
+        else None,
     )
     x_enc = _x_encoding(time, x_title)
     y_scale = alt.Scale(type="log") if log_y else alt.Scale(zero=False)
