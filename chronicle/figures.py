@@ -16,6 +16,9 @@ from chronicle.charts import Event, line_chart
 from chronicle.models import FailureRecord
 
 DAY_CHARTS = ("loss", "throughput", "moe", "grad_norm")
+# A sealed day carries four charts forever (spec + SVG, ~100 sealed days in git): the
+# run-so-far curves are thinner than the run-wide page's, which keeps ~2,000 points.
+DAY_POINTS = 1000
 
 
 def events_for(series: Series, failures: Sequence[FailureRecord],
@@ -50,7 +53,7 @@ def day_charts(day: date, series: Series, failures: Sequence[FailureRecord]) -> 
                                 ("eval loss", _xy(so_far, "eval_loss"))) if xy is not None}
     charts["loss"] = line_chart(
         loss, title=f"Loss, run so far ({label} highlighted)", y_title="loss",
-        events=events_for(so_far, failures), highlight=(start, end), log_y=False)
+        events=events_for(so_far, failures), highlight=(start, end), target=DAY_POINTS)
 
     thr = {k: xy for k, xy in (("compute-step tokens/s", _xy(today, "tokens_per_second")),)
            if xy is not None}
@@ -68,5 +71,6 @@ def day_charts(day: date, series: Series, failures: Sequence[FailureRecord]) -> 
     gn = {k: xy for k, xy in (("grad norm", _xy(so_far, "grad_norm")),) if xy is not None}
     charts["grad_norm"] = line_chart(
         gn, title=f"Gradient norm, run so far ({label} highlighted)", y_title="grad norm",
-        highlight=(start, end), events=events_for(so_far, failures), rules=[(2.0, "alert 2.0")])
+        highlight=(start, end), events=events_for(so_far, failures), rules=[(2.0, "alert 2.0")],
+        target=DAY_POINTS)
     return charts
