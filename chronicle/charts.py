@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import importlib.metadata
+import json
 import os
 import tempfile
 from collections.abc import Sequence
@@ -129,9 +130,8 @@ def _band_rows(
 
 
 def _series_rows(
-    series: dict[str, tuple[np.ndarray, np.ndarray]], target: int, time: bool, log: bool
+    series: dict[str, tuple[np.ndarray, np.ndarray]], per_series: int, time: bool, log: bool
 ) -> tuple[list[dict[str, Any]], dict[str, dict[str, int]]]:
-    per_series = max(target // max(len(series), 1), min(target, MIN_SERIES_POINTS))
     rows: list[dict[str, Any]] = []
     meta: dict[str, dict[str, int]] = {}
     for name, (sx, sy) in series.items():
@@ -182,9 +182,13 @@ def line_chart(
     if x_kind not in ("time", "quantitative"):
         raise ValueError(f"x_kind must be 'time' or 'quantitative', got {x_kind!r}")
     time = x_kind == "time"
-    rows, meta = _series_rows(series, target, time, log_y)
+    # `target` is the whole chart's budget, shared by its lines and bands, so a chart with
+    # several series stays as light as one with a single series.
+    shares = max(len(series) + len(bands or {}), 1)
+    per_line = max(target // shares, min(target, MIN_SERIES_POINTS))
+    rows, meta = _series_rows(series, per_line, time, log_y)
     band_rows = [
-        r for name, b in (bands or {}).items() for r in _band_rows(name, b, target, time, log_y)
+        r for name, b in (bands or {}).items() for r in _band_rows(name, b, per_line, time, log_y)
     ]
     usermeta = {"chronicle": {"x_kind": x_kind, "series": meta}}
     size: dict[str, Any] = {"width": width, "height": height}
@@ -200,6 +204,12 @@ def line_chart(
     xs = [r["x"] for r in rows + band_rows]
     lo_x, hi_x = min(xs), max(xs)
     names = list(dict.fromkeys([r["s"] for r in rows] + [r["s"] for r in band_rows]))
+    # Rows carry the series' index, not its name (a W&B key repeated 2,000 times is a
+    # third of the spec); each layer maps the index back with a calculate transform.
+    index = {name: i for i, name in enumerate(names)}
+    for r in rows + band_rows:
+        r["i"] = index[r.pop("s")]
+    name_expr = f"{json.dumps(names)}[datum.i]"
     color = alt.Color(
         "s:N",
         title=None,
@@ -227,6 +237,7 @@ def line_chart(
     if band_rows:
         layers.append(
             alt.Chart(alt.Data(name="bands"))
+            .transform_calculate(s=name_expr)
             .mark_area(opacity=0.2)
             .encode(x=x_enc, y=alt.Y("lo:Q", scale=y_scale), y2="hi", color=color)
         )
@@ -234,7 +245,7 @@ def line_chart(
         tooltip = [alt.Tooltip("s:N", title="series"), _x_tooltip(time, x_title)]
         tooltip.append(alt.Tooltip("y:Q", title=y_title, format=y_format or ".4~g"))
         line_y = alt.Y("y:Q", title=y_title, scale=y_scale, axis=y_axis)
-        base = alt.Chart(alt.Data(name="series"))
+        base = alt.Chart(alt.Data(name="series")).transform_calculate(s=name_expr)
         layers.append(base.mark_line(strokeWidth=1.5).encode(x=x_enc, y=line_y, color=color))
         hover = base.mark_circle(size=40, opacity=0).encode(x=x_enc, y=line_y, tooltip=tooltip)
         layers.append(hover.properties(name=HOVER_LAYER))

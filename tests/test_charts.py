@@ -17,6 +17,7 @@ import pytest
 
 from chronicle.charts import (
     HOVER_LAYER,
+    SERIES_COLORS,
     SVG_WIDTH,
     Event,
     downsample_minmax,
@@ -118,6 +119,7 @@ def test_spec_is_strict_json_with_bad_values_everywhere() -> None:
         events=[Event(float("nan"), "restart", "lost"), Event(x[50], "failure", "OOM")],
         bands={"forecast": (bx, np.array([2.0, np.nan, 2.0]), np.array([3.0, 3.0, 3.0]))},
         rules=[(float("inf"), "never"), (2.0, "alert")],
+        target=10_000,
     )
     text = _dumps(spec)  # raises on NaN or inf
     rows = spec["datasets"]["series"]
@@ -197,9 +199,14 @@ def test_spec_is_light_at_100k_points_per_series() -> None:
         "points_in": 100_000,
         "points_out": 2000,
     }
+    bx, by = _loss(100_000)
     three = line_chart(
-        {f"s{i}": _loss(100_000, seed=i) for i in range(3)}, title="Loss", y_title="loss"
+        {f"s{i}": _loss(100_000, seed=i) for i in range(3)},
+        title="Loss",
+        y_title="loss",
+        bands={"forecast": (bx, by - 0.05, by + 0.05)},
     )
+    assert len(three["datasets"]["series"]) + len(three["datasets"]["bands"]) <= 2000
     assert len(_dumps(one).encode()) < 150_000
     assert len(_dumps(three).encode()) < 150_000
 
@@ -259,6 +266,24 @@ def test_render_svg_is_static_white_fixed_width_and_self_contained() -> None:
     }
     assert "href=" not in svg and "url(http" not in svg and "@import" not in svg
     assert render_svg(spec) == svg
+
+
+def test_series_names_with_quotes_and_unicode_keep_their_colours() -> None:
+    x = np.arange(10.0)
+    names = ['eval "paloma" \\ </script>', "perte ü €"]
+    spec = line_chart(
+        {names[0]: (x, x), names[1]: (x, x + 1)},
+        title="Two",
+        y_title="y",
+        x_kind="quantitative",
+    )
+    assert "perte" not in _dumps(spec["datasets"])  # rows carry an index, not the name
+    svg = render_svg(spec)
+    assert "eval &quot;paloma&quot;" in svg or 'eval "paloma"' in svg
+    assert "perte ü €" in svg
+    lines = svg[svg.index("mark-line role-mark") :]
+    strokes = re.findall(r'stroke="(#\w+)"', lines)[:2]
+    assert strokes == list(SERIES_COLORS[:2])
 
 
 def test_render_svg_does_not_depend_on_the_machine_time_zone(tmp_path: Path) -> None:
@@ -341,7 +366,7 @@ def test_bundle_renders_a_spec_in_a_browser_without_network(
         ".then(() => document.body.dataset.done = '1')"
         ".catch(e => document.body.dataset.error = String(e));</script></body></html>"
     )
-    hovered = datetime.fromtimestamp(spec["datasets"]["series"][1000]["x"] / 1000, tz=UTC)
+    hovered = datetime.fromtimestamp(spec["datasets"]["series"][-1]["x"] / 1000, tz=UTC)
     when = f"{hovered:%b} {hovered.day}, {hovered:%Y %H:%M}"  # Vega's default, in UTC
     requests: list[str] = []
     errors: list[str] = []
@@ -357,7 +382,7 @@ def test_bundle_renders_a_spec_in_a_browser_without_network(
             assert page.locator("#c svg .mark-line path").count() == 1
             assert page.locator("#c svg .mark-rule line").count() >= 2
             # The invisible hover targets carry the tooltip, with the time in UTC.
-            page.locator("#c svg .mark-symbol.role-mark path").nth(1000).hover()
+            page.locator("#c svg .mark-symbol.role-mark path").last.hover()  # drawn last: on top
             tip = page.locator("#vg-tooltip-element")
             tip.wait_for(state="visible", timeout=5_000)
             assert "time (UTC)" in tip.inner_text()
