@@ -91,8 +91,10 @@ def _rows(day: date) -> list[MetricRow]:
 
 def _thread(at: datetime, nights: int) -> Thread:
     opened = datetime(2026, 8, 20, 1, 0, tzinfo=UTC)
-    comments = [Comment(1, "alice", "Run started. Loss looks **fine**.", opened + timedelta(hours=2),
-                        opened + timedelta(hours=2), "https://github.com/test-org/test-repo/issues/101#c1")]
+    issue = "https://github.com/test-org/test-repo/issues/101"
+    first = opened + timedelta(hours=2)
+    comments = [Comment(1, "alice", "Run started. Loss looks **fine**.", first, first,
+                        f"{issue}#c1")]
     if nights >= 2:
         day2 = opened + timedelta(days=1, hours=5)
         body = "Status: all racks up." if nights < 3 else "Status: rack 3 down, restarted."
@@ -102,9 +104,9 @@ def _thread(at: datetime, nights: int) -> Thread:
         comments.append(Comment(3, "mallory", HOSTILE, day2 + timedelta(hours=1),
                                 day2 + timedelta(hours=1), "https://github.com/test-org/test-repo/issues/101#c3"))
     if nights >= 3:
-        comments.append(Comment(4, "bob", f"The {SEARCH_WORD} dashboard agrees.",
-                                opened + timedelta(days=2, hours=3), opened + timedelta(days=2, hours=3),
-                                "https://github.com/test-org/test-repo/issues/101#c4"))
+        third = opened + timedelta(days=2, hours=3)
+        comments.append(Comment(4, "bob", f"The {SEARCH_WORD} dashboard agrees.", third, third,
+                                f"{issue}#c4"))
     return Thread(101, "[Hero Run] Test Run 7B <b>status</b>", "The run issue.", "open",
                   ("hero-run",), "alice", opened, at - timedelta(hours=3), None,
                   "https://github.com/test-org/test-repo/issues/101", tuple(comments))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import html
 import json
 import re
 import time
@@ -13,7 +12,6 @@ from pathlib import Path
 
 import feedparser
 import pytest
-
 from site_factory import SEARCH_WORD, SITE_URL, Built, build_site, make_chronicle
 
 NIGHTS = 4

@@ -29,11 +29,11 @@ def comment_versions(states: Sequence[tuple[SnapshotInfo, Thread]]) -> list[dict
                                  "seen": snap.taken_at})
     out = []
     for cid, entry in seen.items():
-        c: Comment = entry["comment"]
+        last: Comment = entry["comment"]
         versions = [{**v, "block": comment_block(v["body"])} for v in entry["versions"]]
-        out.append({"id": cid, "author": c.author, "created_at": c.created_at,
-                    "updated_at": c.updated_at, "url": c.url,
-                    "edited": c.edited or len(versions) > 1, "versions": versions,
+        out.append({"id": cid, "author": last.author, "created_at": last.created_at,
+                    "updated_at": last.updated_at, "url": last.url,
+                    "edited": last.edited or len(versions) > 1, "versions": versions,
                     "block": versions[-1]["block"], "gone_since": (states[entry["last"] + 1][0].id
                                        if entry["last"] + 1 < len(states) else None)})
     out.sort(key=lambda e: (e["created_at"], e["id"]))

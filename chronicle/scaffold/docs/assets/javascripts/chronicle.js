@@ -33,10 +33,12 @@
       target.className = "chronicle-vega";
       el.appendChild(target);
     }
+    var theme = dark() ? "dark" : "light";
     var options = { renderer: "svg", actions: false, mode: "vega-lite" };
-    if (dark()) options.theme = "dark";
+    if (theme === "dark") options.theme = "dark";
     return window.vegaEmbed(target, url, options).then(function () {
       el.classList.add("chronicle-chart--live");
+      el.setAttribute("data-theme", theme);
     }).catch(function (err) {
       /* keep the static SVG: it is the same chart */
       console.warn("chronicle: chart " + url + " stays static: " + err);

@@ -1,0 +1,103 @@
+"""Real browser: charts become vega-embed SVGs, no console errors, no third-party request."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+from site_factory import build_site, make_chronicle
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(),
+                       reason="needs Debian chromium at /usr/bin/chromium (apt install chromium)"),
+]
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    root = tmp_path_factory.mktemp("browser")
+    made = make_chronicle(root / "c", nights=3)
+    site = build_site(made.root, root / "site")
+    # Served under a sub-path, like a project site on GitHub Pages.
+    (root / "www").mkdir()
+    (root / "www" / "chronicle").symlink_to(site)
+    handler = functools.partial(_Quiet, directory=str(root / "www"))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/chronicle/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("path", ["index.html", "days/2026-08-21.html", "threads/101.html",
+                                  "charts.html"])
+def test_page_renders_offline(served: str, path: str) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    host = urlparse(served).netloc
+    errors: list[str] = []
+    foreign: list[str] = []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            page = browser.new_page()
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("request", lambda r: foreign.append(r.url)
+                    if urlparse(r.url).netloc != host and not r.url.startswith("data:") else None)
+            page.goto(served + path, wait_until="load")
+            charts = page.locator(".chronicle-chart")
+            n = charts.count()
+            if path.startswith(("days/", "charts")):
+                assert n >= 3
+            for i in range(n):
+                charts.nth(i).locator(".chronicle-vega svg").first.wait_for(timeout=20_000)
+            if n:
+                assert page.locator(".chronicle-chart--live").count() == n
+                # The palette toggle redraws with the dark theme and keeps the charts.
+                assert page.locator(".chronicle-chart[data-theme=light]").count() == n
+                page.evaluate("document.body.setAttribute('data-md-color-scheme', 'slate')")
+                page.wait_for_function(
+                    "n => document.querySelectorAll('.chronicle-chart[data-theme=dark]')"
+                    ".length === n", arg=n, timeout=20_000)
+                assert page.locator(".chronicle-chart[data-theme=dark] svg").count() == n
+        finally:
+            browser.close()
+    assert errors == []
+    assert foreign == []
+
+
+def test_instant_navigation_draws_charts(served: str) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    errors: list[str] = []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            page = browser.new_page()
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(served + "index.html", wait_until="load")
+            page.locator("article a[href$='days/2026-08-22.html']").first.click()
+            page.wait_for_url("**/days/2026-08-22.html")
+            page.locator(".chronicle-chart .chronicle-vega svg").first.wait_for(timeout=20_000)
+            # Material swapped the page in place: the first document's scripts ran once.
+            assert page.evaluate("typeof window.vegaEmbed") == "function"
+        finally:
+            browser.close()
+    assert errors == []
