@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from site_factory import build_site, make_chronicle
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / ".github" / "scripts" / "check_site.py"
@@ -174,3 +175,17 @@ def test_not_a_folder_is_a_usage_error(tmp_path: Path) -> None:
     result = _check(tmp_path / "nope")
     assert result.returncode == 2
     assert "not a folder; run `chronicle build` first" in result.stderr
+
+
+def test_a_real_built_chronicle_passes_and_a_broken_one_fails(tmp_path: Path) -> None:
+    # The contract with `chronicle build`: api/latest.json, the home page and the feed agree.
+    made = make_chronicle(tmp_path / "c", nights=2)
+    site = build_site(made.root, tmp_path / "site")
+    result = _check(site)
+    assert result.returncode == 0, result.stderr
+    latest = json.loads((site / "api" / "latest.json").read_text(encoding="utf-8"))
+    assert latest["latest_sealed_day"] == "2026-08-21"
+    home = site / "index.html"
+    home.write_text(home.read_text(encoding="utf-8").replace(latest["snapshot"], "(none)"),
+                    encoding="utf-8")
+    assert _problems(_check(site))[0].startswith(f"{home}: does not name snapshot")

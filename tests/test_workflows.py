@@ -12,11 +12,15 @@ import shutil
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+
+from chronicle.models import SourceStatus
+from chronicle.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 NIGHTLY = ROOT / ".github" / "workflows" / "nightly.yml"
@@ -298,6 +302,26 @@ def test_snapshot_step_degraded_warns_naming_the_failed_source(tmp_path: Path) -
     assert "HTTP 502%0Aretry" in warnings[0]  # escaped: one annotation, not two lines
     assert "github" not in warnings[0]
     assert outputs["message"].endswith("(degraded: wandb failed)")
+
+
+def test_snapshot_step_reads_manifests_as_the_store_writes_them(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    store = Store(work / "docs")
+    taken = datetime(2026, 9, 30, 3, 17, tzinfo=UTC)
+    statuses = [SourceStatus("wandb", True), SourceStatus("github", False, "rate limited")]
+    store.write_snapshot(taken - timedelta(days=1), metrics=[], runs=[], threads=[],
+                         failures=[], statuses=statuses[:1])
+    store.write_snapshot(taken, metrics=[], runs=[], threads=None, failures=[],
+                         statuses=statuses,
+                         sealed={"2026-09-29": {"days/2026-09-29.md": b"# day\n"}})
+    bin_dir = _fake_bin(tmp_path, chronicle="exit 3\n")
+    step = _step(_load(NIGHTLY), "snapshot", "Take a snapshot")
+    result, outputs = _run_step(step, work, bin_dir, {"AS_OF": ""})
+    assert result.returncode == 0, result.stderr
+    assert "source(s) failed: github." in result.stdout
+    assert outputs["message"] == (
+        f"snapshot {SID}: sealed 2026-09-29 (degraded: github failed)"
+    )
 
 
 @pytest.mark.parametrize("code", [1, 2])
