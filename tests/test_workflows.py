@@ -146,6 +146,15 @@ def test_permissions_are_least_privilege() -> None:
     assert all("permissions" not in job for job in ci["jobs"].values())
 
 
+def test_ci_runs_make_test_on_every_push_and_pull_request() -> None:
+    ci = _load(CI)
+    assert set(_on(ci)) == {"push", "pull_request"}
+    (job,) = ci["jobs"].values()
+    assert job["runs-on"] == "ubuntu-latest"
+    assert job["container"] == "python:3.11-bookworm"  # Debian, as the dev machines
+    assert job["steps"][-1]["run"].splitlines()[-1] == "make test"
+
+
 def test_every_job_has_a_timeout() -> None:
     for path in (NIGHTLY, CI):
         for name, job in _load(path)["jobs"].items():
