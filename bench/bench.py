@@ -21,7 +21,8 @@ TARGET_SECONDS, TARGET_MB = 60.0, 1024.0
 STAGES = {
     "simulate": (
         "from pathlib import Path; from chronicle.config import load_config;"
-        "from chronicle.sources.simulated import SimulatedRun; SimulatedRun(load_config(Path('{out}')))"
+        "from chronicle.sources.simulated import SimulatedRun;"
+        "SimulatedRun(load_config(Path('{out}')))"
     ),
     "snapshots": (
         "from pathlib import Path; from chronicle.demo import run_demo;"
@@ -48,8 +49,21 @@ def _stage(code: str) -> tuple[float, float]:
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "demo"
-        subprocess.run([sys.executable, "-m", "chronicle.cli", "init", str(out), "--source",
-                        "simulated", "--name", "bench"], check=True, capture_output=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "chronicle.cli",
+                "init",
+                str(out),
+                "--source",
+                "simulated",
+                "--name",
+                "bench",
+            ],
+            check=True,
+            capture_output=True,
+        )
         cfg = (out / "chronicle.yml").read_text().replace("days: 100", f"days: {DAYS}")
         (out / "chronicle.yml").write_text(cfg)
         rows = []
@@ -62,26 +76,33 @@ def main() -> None:
         index = site / "search" / "search_index.json"
         total_s = sum(r[1] for r in rows[1:])  # snapshots include the simulation
         peak = max(r[2] for r in rows)
-        print(f"chronicle bench: {DAYS}-day simulated demo on {Path('/proc/cpuinfo').read_text().count('processor')} cores")
+        print(f"chronicle bench: {DAYS}-day simulated demo on {os.cpu_count()} cores")
         print(f"{'stage':<12}{'wall s':>10}{'peak MB':>10}")
         for name, seconds, mb in rows:
             print(f"{name:<12}{seconds:>10.2f}{mb:>10.0f}")
-        print(f"{'demo total':<12}{total_s:>10.2f}{peak:>10.0f}   target < {TARGET_SECONDS:.0f} s "
-              f"(ratio {total_s / TARGET_SECONDS:.2f}), < {TARGET_MB:.0f} MB (ratio {peak / TARGET_MB:.2f})")
+        print(
+            f"{'demo total':<12}{total_s:>10.2f}{peak:>10.0f}   target < {TARGET_SECONDS:.0f} s "
+            f"(ratio {total_s / TARGET_SECONDS:.2f}), < {TARGET_MB:.0f} MB "
+            f"(ratio {peak / TARGET_MB:.2f})"
+        )
         if sizes:
-            print(f"day page HTML: median {sorted(sizes)[len(sizes) // 2] / 1024:.1f} KB, max "
-                  f"{max(sizes) / 1024:.1f} KB (target < 80 KB, ratio {max(sizes) / 1024 / 80:.2f})")
+            print(
+                f"day page HTML: median {sorted(sizes)[len(sizes) // 2] / 1024:.1f} KB, max "
+                f"{max(sizes) / 1024:.1f} KB (target < 80 KB, ratio {max(sizes) / 1024 / 80:.2f})"
+            )
         if index.exists():
             mb = index.stat().st_size / 1e6
             print(f"search index: {mb:.2f} MB (target < 5 MB, ratio {mb / 5:.2f})")
         home = site / "index.html"
         if home.exists():
             print(f"home page HTML: {home.stat().st_size / 1024:.1f} KB")
-        site_mb = sum(p.stat().st_size for p in site.rglob('*') if p.is_file()) / 1e6
-        store_mb = sum(p.stat().st_size for p in (out / "docs").rglob('*') if p.is_file()) / 1e6
+        site_mb = sum(p.stat().st_size for p in site.rglob("*") if p.is_file()) / 1e6
+        store_mb = sum(p.stat().st_size for p in (out / "docs").rglob("*") if p.is_file()) / 1e6
         print(f"site: {site_mb:.1f} MB in all; store + sealed pages (docs/): {store_mb:.1f} MB")
-        json.dump({"stages": rows, "day_page_kb_max": max(sizes) / 1024 if sizes else None},
-                  sys.stdout if "--json" in sys.argv else open("/dev/null", "w"))
+        json.dump(
+            {"stages": rows, "day_page_kb_max": max(sizes) / 1024 if sizes else None},
+            sys.stdout if "--json" in sys.argv else open("/dev/null", "w"),
+        )
 
 
 if __name__ == "__main__":

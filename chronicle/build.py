@@ -18,8 +18,9 @@ def build_site(config: RunConfig, site_dir: Path | None = None) -> Path:
 
     mkdocs_yml = config.root / "mkdocs.yml"
     if not mkdocs_yml.is_file():
-        raise ChronicleError(f"{mkdocs_yml}: missing; run `chronicle init {config.root}` to "
-                             "scaffold it")
+        raise ChronicleError(
+            f"{mkdocs_yml}: missing; run `chronicle init {config.root}` to scaffold it"
+        )
     site_dir = site_dir or config.root / "site"
     latest = Store(config.docs_dir).latest()
     # Same store, same bytes: dates that mkdocs and the feed plugin would take from the
@@ -31,7 +32,12 @@ def build_site(config: RunConfig, site_dir: Path | None = None) -> Path:
     try:
         os.chdir(config.root)  # gen-files scripts are resolved relative to the cwd
         cfg = load_mkdocs(config_file=str(mkdocs_yml), strict=True, site_dir=str(site_dir))
-        build(cfg)
+        # The mkdocs CLI fires these around a build; plugins (rss) set up state in them.
+        cfg.plugins.on_startup(command="build", dirty=False)
+        try:
+            build(cfg)
+        finally:
+            cfg.plugins.on_shutdown()
     except (Abort, ConfigurationError, PluginError) as err:
         raise ChronicleError(f"{mkdocs_yml}: the site build failed: {err}") from err
     finally:

@@ -5,6 +5,7 @@ Every ChronicleError becomes one clear message and its exit code (README, "Exit 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import sys
@@ -22,7 +23,10 @@ from chronicle.errors import EXIT_DEGRADED, ChronicleError, VerifyError
 
 F = TypeVar("F", bound=Callable[..., Any])
 DIR_OPTION = click.option(
-    "--dir", "root", default=".", show_default=True,
+    "--dir",
+    "root",
+    default=".",
+    show_default=True,
     type=click.Path(file_okay=False, path_type=Path),
     help="The chronicle folder (the one holding chronicle.yml).",
 )
@@ -39,8 +43,9 @@ def _clean_errors(func: F) -> F:
             click.secho(f"error: {err}", fg="red", err=True)
             sys.exit(err.exit_code)
         except KeyboardInterrupt:
-            click.echo("interrupted; the store is unchanged unless a snapshot was reported",
-                       err=True)
+            click.echo(
+                "interrupted; the store is unchanged unless a snapshot was reported", err=True
+            )
             sys.exit(130)
 
     return wrapper  # type: ignore[return-value]
@@ -55,7 +60,8 @@ def parse_as_of(value: str | None) -> datetime:
         when = datetime.fromisoformat(text)
     except ValueError as err:
         raise click.BadParameter(
-            f"{value!r} is not an ISO 8601 time; use e.g. 2026-09-30T03:17:00Z", param_hint="--as-of"
+            f"{value!r} is not an ISO 8601 time; use e.g. 2026-09-30T03:17:00Z",
+            param_hint="--as-of",
         ) from err
     when = when if when.tzinfo else when.replace(tzinfo=UTC)
     return when.astimezone(UTC).replace(microsecond=0)
@@ -69,8 +75,13 @@ def main() -> None:
 
 @main.command()
 @click.argument("target", type=click.Path(path_type=Path))
-@click.option("--source", type=click.Choice(["live", "simulated"]), default="live",
-              show_default=True, help="Where data comes from.")
+@click.option(
+    "--source",
+    type=click.Choice(["live", "simulated"]),
+    default="live",
+    show_default=True,
+    help="Where data comes from.",
+)
 @click.option("--name", default="My training run", show_default=True, help="The run's name.")
 @_clean_errors
 def init(target: Path, source: str, name: str) -> None:
@@ -84,8 +95,13 @@ def init(target: Path, source: str, name: str) -> None:
 
 @main.command()
 @DIR_OPTION
-@click.option("--as-of", "as_of", default=None, metavar="TIMESTAMP",
-              help="Replay 'now' (ISO 8601, UTC), for backfills and tests.")
+@click.option(
+    "--as-of",
+    "as_of",
+    default=None,
+    metavar="TIMESTAMP",
+    help="Replay 'now' (ISO 8601, UTC), for backfills and tests.",
+)
 @_clean_errors
 def snapshot(root: Path, as_of: str | None) -> None:
     """Fetch every source, append one snapshot, seal every closed day."""
@@ -93,25 +109,36 @@ def snapshot(root: Path, as_of: str | None) -> None:
 
     config = load_config(root)
     when = parse_as_of(as_of)
-    result = take_snapshot(config, when, backfilled=as_of is not None and config.source == "live"
-                           and when < datetime.now(UTC) - timedelta(days=1))
+    result = take_snapshot(
+        config,
+        when,
+        backfilled=as_of is not None
+        and config.source == "live"
+        and when < datetime.now(UTC) - timedelta(days=1),
+    )
     sealed = ", ".join(result.sealed) or "none"
-    click.echo(f"snapshot {result.snapshot}: {result.rows} new rows, {result.threads} threads, "
-               f"{result.failures} failure records; sealed: {sealed}")
+    click.echo(
+        f"snapshot {result.snapshot}: {result.rows} new rows, {result.threads} threads, "
+        f"{result.failures} failure records; sealed: {sealed}"
+    )
     for status in result.statuses:
         if not status.ok:
-            click.secho(f"warning: source {status.name} failed: {status.error}", fg="yellow",
-                        err=True)
+            click.secho(
+                f"warning: source {status.name} failed: {status.error}", fg="yellow", err=True
+            )
     if result.degraded:
-        click.echo("degraded snapshot written (the stored data is intact); exit code 3",
-                   err=True)
+        click.echo("degraded snapshot written (the stored data is intact); exit code 3", err=True)
         sys.exit(EXIT_DEGRADED)
 
 
 @main.command()
 @DIR_OPTION
-@click.option("--site-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Where to write the site (default: DIR/site).")
+@click.option(
+    "--site-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where to write the site (default: DIR/site).",
+)
 @_clean_errors
 def build(root: Path, site_dir: Path | None) -> None:
     """Build the site with mkdocs --strict (no network)."""
@@ -137,10 +164,13 @@ def verify(root: Path) -> None:
     if problems:
         for problem in problems:
             click.secho(f"FAIL {problem}", fg="red", err=True)
-        raise VerifyError(f"{len(problems)} problem(s) in {config.docs_dir}; restore the named "
-                          "files from git (published files are never rewritten)")
-    click.echo(f"ok: {len(snaps)} snapshots, {len(store.sealed_days())} sealed days, "
-               "hash chain intact")
+        raise VerifyError(
+            f"{len(problems)} problem(s) in {config.docs_dir}; restore the named "
+            "files from git (published files are never rewritten)"
+        )
+    click.echo(
+        f"ok: {len(snaps)} snapshots, {len(store.sealed_days())} sealed days, hash chain intact"
+    )
 
 
 @main.command()
@@ -156,17 +186,22 @@ def serve(root: Path, port: int) -> None:
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
     with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
         click.echo(f"serving {site} on http://127.0.0.1:{port}/ (Ctrl-C to stop)")
-        try:
+        with contextlib.suppress(KeyboardInterrupt):
             server.serve_forever()
-        except KeyboardInterrupt:
-            pass
 
 
 @main.command()
-@click.option("--days", default=100, show_default=True, type=click.IntRange(1, 400),
-              help="Simulated days.")
-@click.option("--out", "out", default="demo", show_default=True,
-              type=click.Path(file_okay=False, path_type=Path), help="Folder of the demo.")
+@click.option(
+    "--days", default=100, show_default=True, type=click.IntRange(1, 400), help="Simulated days."
+)
+@click.option(
+    "--out",
+    "out",
+    default="demo",
+    show_default=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder of the demo.",
+)
 @_clean_errors
 def demo(days: int, out: Path) -> None:
     """Simulate a run, snapshot each night, seal each day, build the site (offline)."""
@@ -174,8 +209,10 @@ def demo(days: int, out: Path) -> None:
 
     report = run_demo(out, days, echo=click.echo)
     click.echo(f"demo chronicle: {report.sealed} sealed days, {report.snapshots} snapshots")
-    click.echo(f"open {out / 'site' / 'index.html'}, or serve it: "
-               f"chronicle serve --dir {out}  (then http://127.0.0.1:8000/)")
+    click.echo(
+        f"open {out / 'site' / 'index.html'}, or serve it: "
+        f"chronicle serve --dir {out}  (then http://127.0.0.1:8000/)"
+    )
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ Secrets never live in the file: they come from environment variables only.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import fnmatch
 import os
@@ -45,9 +46,20 @@ DEFAULT_METRICS: dict[str, str] = {
 # W&B keys kept in the store (fnmatch patterns). A real run logs thousands of keys
 # (per-layer router stats, 200 mixture weights); these are the ones readers watch.
 DEFAULT_KEYS: tuple[str, ...] = (
-    "train/loss", "train/cross_entropy_loss", "train/z_loss", "train/router/[!l]*",
-    "throughput/*", "moe/*", "grad/norm/total", "optim/*", "eval/*macro*", "eval/loss",
-    "eval_dropless/*macro*", "eval_dropless/loss", "run_progress", "memory/*",
+    "train/loss",
+    "train/cross_entropy_loss",
+    "train/z_loss",
+    "train/router/[!l]*",
+    "throughput/*",
+    "moe/*",
+    "grad/norm/total",
+    "optim/*",
+    "eval/*macro*",
+    "eval/loss",
+    "eval_dropless/*macro*",
+    "eval_dropless/loss",
+    "run_progress",
+    "memory/*",
     "mixture/stage",
 )
 
@@ -225,10 +237,8 @@ def _check(kind: str, value: Any, extra: tuple[Any, ...]) -> tuple[Any, str | No
     if kind == "posfloat":
         # PyYAML (YAML 1.1) reads 18.0e12 as a string: it wants 18.0e+12. Accept both.
         if isinstance(value, str):
-            try:
+            with contextlib.suppress(ValueError):
                 value = float(value)
-            except ValueError:
-                pass
         if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
             return None, f"expected a positive number (e.g. 18.0e12), got {value!r}"
         return float(value), None
@@ -257,11 +267,17 @@ def _check(kind: str, value: Any, extra: tuple[Any, ...]) -> tuple[Any, str | No
             for k, v in value.items()
         ):
             return {str(k): float(v) for k, v in value.items()}, None
-        return None, "expected a mapping of scenario name -> USD per accelerator-hour, e.g. {spot: 4.22}"
+        return (
+            None,
+            "expected a mapping of scenario name -> USD per accelerator-hour, e.g. {spot: 4.22}",
+        )
     if kind == "phasemap":
         if isinstance(value, dict) and all(
-            isinstance(k, str) and isinstance(v, int | float) and not isinstance(v, bool)
-            and 0 <= v <= 1 for k, v in value.items()
+            isinstance(k, str)
+            and isinstance(v, int | float)
+            and not isinstance(v, bool)
+            and 0 <= v <= 1
+            for k, v in value.items()
         ):
             return {str(k): float(v) for k, v in value.items()}, None
         return None, (
@@ -380,7 +396,9 @@ def load_config(root: Path) -> RunConfig:
     """Read `root/chronicle.yml`; raise ConfigError naming the file and every problem."""
     path = root / CONFIG_NAME
     if not root.is_dir():
-        raise ConfigError(str(root), ["folder does not exist; create one with `chronicle init DIR`"])
+        raise ConfigError(
+            str(root), ["folder does not exist; create one with `chronicle init DIR`"]
+        )
     if not path.is_file():
         raise ConfigError(
             str(path), [f"no {CONFIG_NAME} here; run `chronicle init {root}` or pass --dir"]

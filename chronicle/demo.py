@@ -31,8 +31,9 @@ class DemoReport:
     seconds: dict[str, float]
 
 
-def run_demo(out: Path, days: int, echo: Callable[[str], None] = print,
-             build: bool = True) -> DemoReport:
+def run_demo(
+    out: Path, days: int, echo: Callable[[str], None] = print, build: bool = True
+) -> DemoReport:
     """Scaffold `out` (if new), take one snapshot per night for `days` days, build."""
     from chronicle.build import build_site
     from chronicle.pipeline import fetch_simulated_source, take_snapshot
@@ -40,18 +41,31 @@ def run_demo(out: Path, days: int, echo: Callable[[str], None] = print,
 
     seconds: dict[str, float] = {}
     if not (out / "chronicle.yml").exists():
-        init_chronicle(out, InitOptions(
-            source="simulated", name="Simulated 535B-A23B MoE (demo)", start=DEMO_START,
-            planned_days=days, entity="demo", project="simulated_moe", runs=("sim-hero",),
-            repo="demo-org/simulated-run", issues=(1, 2), labels=("hero-run",),
-            url="https://example.org/chronicle-demo/", author="chronicle demo",
-        ))
+        init_chronicle(
+            out,
+            InitOptions(
+                source="simulated",
+                name="Simulated 535B-A23B MoE (demo)",
+                start=DEMO_START,
+                planned_days=days,
+                entity="demo",
+                project="simulated_moe",
+                runs=("sim-hero",),
+                repo="demo-org/simulated-run",
+                issues=(1, 2),
+                labels=("hero-run",),
+                url="https://example.org/chronicle-demo/",
+                author="chronicle demo",
+            ),
+        )
     config = load_config(out)
     if config.source != "simulated":
         from chronicle.errors import ChronicleError
 
-        raise ChronicleError(f"{out / 'chronicle.yml'}: source is {config.source!r}; the demo "
-                             "only runs on a simulated chronicle (pick another --out)")
+        raise ChronicleError(
+            f"{out / 'chronicle.yml'}: source is {config.source!r}; the demo "
+            "only runs on a simulated chronicle (pick another --out)"
+        )
     started = time.perf_counter()
     sim = SimulatedRun(config)
     seconds["simulate"] = time.perf_counter() - started
@@ -65,7 +79,9 @@ def run_demo(out: Path, days: int, echo: Callable[[str], None] = print,
         if latest is not None and as_of <= latest.taken_at:
             continue  # already taken by an earlier demo run: the store is append-only
         result = take_snapshot(
-            config, as_of, store=store,
+            config,
+            as_of,
+            store=store,
             fetcher=lambda c, s, t: fetch_simulated_source(c, s, t, sim=sim),
         )
         taken += 1
@@ -76,5 +92,6 @@ def run_demo(out: Path, days: int, echo: Callable[[str], None] = print,
         started = time.perf_counter()
         build_site(config)
         seconds["build"] = time.perf_counter() - started
-    return DemoReport(snapshots=len(store.snapshots()), sealed=len(store.sealed_days()),
-                      seconds=seconds)
+    return DemoReport(
+        snapshots=len(store.snapshots()), sealed=len(store.sealed_days()), seconds=seconds
+    )

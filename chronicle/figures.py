@@ -21,11 +21,15 @@ DAY_CHARTS = ("loss", "throughput", "moe", "grad_norm")
 DAY_POINTS = 1000
 
 
-def events_for(series: Series, failures: Sequence[FailureRecord],
-               start: float = -np.inf, end: float = np.inf) -> list[Event]:
+def events_for(
+    series: Series, failures: Sequence[FailureRecord], start: float = -np.inf, end: float = np.inf
+) -> list[Event]:
     """Return chart marks for forks and failures between start and end (epoch s)."""
-    out = [Event(f.timestamp, "fork", f"fork: {f.run} from step {f.step:,}")
-           for f in series.forks if start <= f.timestamp < end]
+    out = [
+        Event(f.timestamp, "fork", f"fork: {f.run} from step {f.step:,}")
+        for f in series.forks
+        if start <= f.timestamp < end
+    ]
     for f in failures:
         t = f.start.timestamp()
         if start <= t < end and f.kind != "fork":
@@ -49,28 +53,51 @@ def day_charts(day: date, series: Series, failures: Sequence[FailureRecord]) -> 
     label = day.isoformat()
     charts: dict[str, dict] = {}
 
-    loss = {k: xy for k, xy in (("train loss", _xy(so_far, "loss")),
-                                ("eval loss", _xy(so_far, "eval_loss"))) if xy is not None}
+    loss = {
+        k: xy
+        for k, xy in (("train loss", _xy(so_far, "loss")), ("eval loss", _xy(so_far, "eval_loss")))
+        if xy is not None
+    }
     charts["loss"] = line_chart(
-        loss, title=f"Loss, run so far ({label} highlighted)", y_title="loss",
-        events=events_for(so_far, failures), highlight=(start, end), target=DAY_POINTS)
+        loss,
+        title=f"Loss, run so far ({label} highlighted)",
+        y_title="loss",
+        events=events_for(so_far, failures),
+        highlight=(start, end),
+        target=DAY_POINTS,
+    )
 
-    thr = {k: xy for k, xy in (("compute-step tokens/s", _xy(today, "tokens_per_second")),)
-           if xy is not None}
+    thr = {
+        k: xy
+        for k, xy in (("compute-step tokens/s", _xy(today, "tokens_per_second")),)
+        if xy is not None
+    }
     charts["throughput"] = line_chart(
-        thr, title=f"Throughput on {label}", y_title="tokens/s",
-        events=events_for(today, failures, start, end), rules=[(2.0e6, "alert 2.0M tok/s")])
+        thr,
+        title=f"Throughput on {label}",
+        y_title="tokens/s",
+        events=events_for(today, failures, start, end),
+        rules=[(2.0e6, "alert 2.0M tok/s")],
+    )
 
-    drop = {k: xy for k, xy in (("drop fraction", _xy(today, "drop_fraction")),)
-            if xy is not None}
+    drop = {k: xy for k, xy in (("drop fraction", _xy(today, "drop_fraction")),) if xy is not None}
     charts["moe"] = line_chart(
-        drop, title=f"MoE token drop fraction on {label}", y_title="fraction dropped",
-        events=events_for(today, failures, start, end), rules=[(0.07, "alert 7%")],
-        y_format=".1%")
+        drop,
+        title=f"MoE token drop fraction on {label}",
+        y_title="fraction dropped",
+        events=events_for(today, failures, start, end),
+        rules=[(0.07, "alert 7%")],
+        y_format=".1%",
+    )
 
     gn = {k: xy for k, xy in (("grad norm", _xy(so_far, "grad_norm")),) if xy is not None}
     charts["grad_norm"] = line_chart(
-        gn, title=f"Gradient norm, run so far ({label} highlighted)", y_title="grad norm",
-        highlight=(start, end), events=events_for(so_far, failures), rules=[(2.0, "alert 2.0")],
-        target=DAY_POINTS)
+        gn,
+        title=f"Gradient norm, run so far ({label} highlighted)",
+        y_title="grad norm",
+        highlight=(start, end),
+        events=events_for(so_far, failures),
+        rules=[(2.0, "alert 2.0")],
+        target=DAY_POINTS,
+    )
     return charts

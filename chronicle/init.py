@@ -15,7 +15,11 @@ from chronicle.errors import ChronicleError
 
 SCAFFOLD = Path(__file__).parent / "scaffold"
 # Where scaffold files land in the new chronicle (scaffold path -> target path).
-_RENAMES = {"workflows/nightly.yml": ".github/workflows/nightly.yml", "gitignore": ".gitignore"}
+_RENAMES = {
+    "workflows/nightly.yml": ".github/workflows/nightly.yml",
+    "scripts/check_site.py": ".github/scripts/check_site.py",
+    "gitignore": ".gitignore",
+}
 
 CONFIG_TEMPLATE = """\
 # chronicle.yml: the one config file of this chronicle (see the chronicle README).
@@ -115,11 +119,19 @@ def init_chronicle(target: Path, options: InitOptions) -> list[Path]:
         shutil.copyfile(src, dest)
         written.append(dest)
     config = CONFIG_TEMPLATE.format(
-        source=options.source, name=options.name, start=options.start.isoformat(),
-        planned_days=options.planned_days, token_budget=options.token_budget,
-        entity=options.entity, project=options.project, runs=", ".join(options.runs),
-        repo=options.repo, issues=", ".join(str(i) for i in options.issues),
-        labels=", ".join(options.labels), url=options.url, author=options.author,
+        source=options.source,
+        name=options.name,
+        start=options.start.isoformat(),
+        planned_days=options.planned_days,
+        token_budget=options.token_budget,
+        entity=options.entity,
+        project=options.project,
+        runs=", ".join(options.runs),
+        repo=options.repo,
+        issues=", ".join(str(i) for i in options.issues),
+        labels=", ".join(options.labels),
+        url=options.url,
+        author=options.author,
     )
     for name, text in (("chronicle.yml", config), ("failures.yml", FAILURES_TEMPLATE)):
         path = target / name

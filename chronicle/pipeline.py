@@ -86,13 +86,15 @@ def _since_last_ok(store: Store, source: str) -> datetime | None:
     return None
 
 
-def fetch_simulated_source(config: RunConfig, store: Store, as_of: datetime,
-                           sim: Any = None) -> Fetched:
+def fetch_simulated_source(
+    config: RunConfig, store: Store, as_of: datetime, sim: Any = None
+) -> Fetched:
     """Fetch from the simulated run (offline demo) through the real parsers."""
     from chronicle.sources.simulated import fetch_simulated
 
-    return fetch_simulated(config, store.last_steps(), _since_last_ok(store, "github"), as_of,
-                           sim=sim)
+    return fetch_simulated(
+        config, store.last_steps(), _since_last_ok(store, "github"), as_of, sim=sim
+    )
 
 
 def days_to_seal(config: RunConfig, store: Store, as_of: datetime) -> list[date]:
@@ -118,9 +120,14 @@ def _previous_day(store: Store, day: date) -> dict[str, Any] | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
-def take_snapshot(config: RunConfig, as_of: datetime, fetcher: Fetcher | None = None,
-                  store: Store | None = None, backfilled: bool = False,
-                  now: datetime | None = None) -> SnapshotResult:
+def take_snapshot(
+    config: RunConfig,
+    as_of: datetime,
+    fetcher: Fetcher | None = None,
+    store: Store | None = None,
+    backfilled: bool = False,
+    now: datetime | None = None,
+) -> SnapshotResult:
     """Append one snapshot as of `as_of` and seal every day that has closed."""
     # Load inputs.
     store = store or Store(config.docs_dir)
@@ -134,11 +141,15 @@ def take_snapshot(config: RunConfig, as_of: datetime, fetcher: Fetcher | None = 
             f"({iso(latest.taken_at)}); snapshots are append-only: pass a later time"
         )
     if config.source == "live" and as_of > now + _FUTURE_SLACK:
-        raise ChronicleError(f"--as-of {iso(as_of)} is in the future (now {iso(now)}); "
-                             "pass a time that has passed, or omit --as-of")
+        raise ChronicleError(
+            f"--as-of {iso(as_of)} is in the future (now {iso(now)}); "
+            "pass a time that has passed, or omit --as-of"
+        )
     if (store.data / snapshot_id(as_of)).exists():
-        raise StoreError(f"{store.data / snapshot_id(as_of)}: snapshot already exists; "
-                         "snapshots are never rewritten")
+        raise StoreError(
+            f"{store.data / snapshot_id(as_of)}: snapshot already exists; "
+            "snapshots are never rewritten"
+        )
     manual = load_failures_file(config)  # a bad failures.yml stops us before any fetch
     if fetcher is None:
         fetcher = fetch_simulated_source if config.source == "simulated" else fetch_live
@@ -174,13 +185,23 @@ def take_snapshot(config: RunConfig, as_of: datetime, fetcher: Fetcher | None = 
 
     # Save outputs.
     info = store.write_snapshot(
-        as_of, new_rows, fetched.runs, fetched.threads, failures, fetched.statuses,
-        sealed=sealed, extra={"backfilled": backfilled} if backfilled else None,
+        as_of,
+        new_rows,
+        fetched.runs,
+        fetched.threads,
+        failures,
+        fetched.statuses,
+        sealed=sealed,
+        extra={"backfilled": backfilled} if backfilled else None,
     )
     return SnapshotResult(
-        snapshot=info.id, taken_at=as_of, rows=len(new_rows or ()),
-        threads=len(fetched.threads or ()), failures=len(failures),
-        sealed=tuple(sorted(sealed)), statuses=fetched.statuses,
+        snapshot=info.id,
+        taken_at=as_of,
+        rows=len(new_rows or ()),
+        threads=len(fetched.threads or ()),
+        failures=len(failures),
+        sealed=tuple(sorted(sealed)),
+        statuses=fetched.statuses,
     )
 
 
@@ -193,16 +214,32 @@ def _merge_failures(*groups: list[FailureRecord]) -> list[FailureRecord]:
     return sorted(merged.values(), key=lambda f: (f.start, f.id))
 
 
-def _seal_days(config: RunConfig, store: Store, as_of: datetime, sid: str, series: Series,
-               failures: list[FailureRecord], history: dict[int, list[Thread]],
-               backfilled: bool) -> dict[str, dict[str, bytes]]:
+def _seal_days(
+    config: RunConfig,
+    store: Store,
+    as_of: datetime,
+    sid: str,
+    series: Series,
+    failures: list[FailureRecord],
+    history: dict[int, list[Thread]],
+    backfilled: bool,
+) -> dict[str, dict[str, bytes]]:
     sealed: dict[str, dict[str, bytes]] = {}
     previous: dict[str, Any] | None = None
     for day in days_to_seal(config, store, as_of):
         if previous is None or previous["date"] != (day - timedelta(days=1)).isoformat():
             previous = _previous_day(store, day)
-        summary = summarize_day(day, series, failures, history, config, sid, as_of,
-                                previous=previous, backfilled=backfilled)
+        summary = summarize_day(
+            day,
+            series,
+            failures,
+            history,
+            config,
+            sid,
+            as_of,
+            previous=previous,
+            backfilled=backfilled,
+        )
         charts = day_charts(day, series, failures)
         svgs = {name: render_svg(spec) for name, spec in charts.items()}
         sealed[day.isoformat()] = render_day_files(summary, charts, svgs, config)

@@ -70,7 +70,9 @@ def sha256_file(path: Path) -> str:
 
 def dump_json(obj: Any) -> bytes:
     """Canonical JSON bytes: sorted keys, UTF-8, trailing newline (stable checksums)."""
-    return (json.dumps(obj, indent=1, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n").encode()
+    return (
+        json.dumps(obj, indent=1, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+    ).encode()
 
 
 @dataclass(frozen=True)
@@ -182,8 +184,13 @@ class Store:
         tables = [self._cache.metrics] if self._cache.metrics is not None else []
         tables += [pq.read_table(s.path / "metrics.parquet") for s in new]
         if not tables:
-            table = pa.table({"run": pa.array([], pa.string()), "step": pa.array([], pa.int64()),
-                              "timestamp": pa.array([], pa.float64())})
+            table = pa.table(
+                {
+                    "run": pa.array([], pa.string()),
+                    "step": pa.array([], pa.int64()),
+                    "timestamp": pa.array([], pa.float64()),
+                }
+            )
         elif len(tables) == 1:
             table = tables[0]
         else:
@@ -359,41 +366,67 @@ class Store:
         for snap in snaps:
             m = snap.manifest
             if m.get("snapshot") != snap.id:
-                problems.append(Problem(rel(snap.path / MANIFEST), f"names snapshot "
-                                        f"{m.get('snapshot')!r} but lives in folder {snap.id}"))
+                problems.append(
+                    Problem(
+                        rel(snap.path / MANIFEST),
+                        f"names snapshot {m.get('snapshot')!r} but lives in folder {snap.id}",
+                    )
+                )
             prev = m.get("previous")
             if previous is None and prev is not None:
-                problems.append(Problem(rel(snap.path / MANIFEST),
-                                        f"chain broken: its predecessor {prev.get('snapshot')} "
-                                        "is missing (a snapshot was deleted)"))
+                problems.append(
+                    Problem(
+                        rel(snap.path / MANIFEST),
+                        f"chain broken: its predecessor {prev.get('snapshot')} "
+                        "is missing (a snapshot was deleted)",
+                    )
+                )
             elif previous is not None:
                 if prev is None or prev.get("snapshot") != previous.id:
                     want = prev.get("snapshot") if prev else None
-                    problems.append(Problem(rel(snap.path / MANIFEST),
-                                            f"chain broken: names predecessor {want}, but the "
-                                            f"previous snapshot on disk is {previous.id} (a "
-                                            "snapshot was deleted or added out of order)"))
+                    problems.append(
+                        Problem(
+                            rel(snap.path / MANIFEST),
+                            f"chain broken: names predecessor {want}, but the "
+                            f"previous snapshot on disk is {previous.id} (a "
+                            "snapshot was deleted or added out of order)",
+                        )
+                    )
                 elif prev.get("sha256") != previous.manifest_sha256:
-                    problems.append(Problem(rel(previous.path / MANIFEST),
-                                            "altered: its sha256 no longer matches the one "
-                                            f"recorded by the next snapshot {snap.id}"))
+                    problems.append(
+                        Problem(
+                            rel(previous.path / MANIFEST),
+                            "altered: its sha256 no longer matches the one "
+                            f"recorded by the next snapshot {snap.id}",
+                        )
+                    )
             listed = set(snap.files) | {MANIFEST}
             for name, meta in snap.files.items():
                 problems += self._check_file(snap.path / name, meta, rel)
             for child in sorted(snap.path.iterdir()):
                 if child.name not in listed:
-                    problems.append(Problem(rel(child), "not listed in its snapshot's manifest "
-                                            "(added after the snapshot was taken)"))
+                    problems.append(
+                        Problem(
+                            rel(child),
+                            "not listed in its snapshot's manifest "
+                            "(added after the snapshot was taken)",
+                        )
+                    )
             for files in snap.sealed.values():
-                for path, meta in files.items():
-                    sealed_paths.add(path)
-                    problems += self._check_file(self.docs / path, meta, rel)
+                for sealed_rel, meta in files.items():
+                    sealed_paths.add(sealed_rel)
+                    problems += self._check_file(self.docs / sealed_rel, meta, rel)
             previous = snap
         if self.days.is_dir():
             for path in sorted(self.days.rglob("*")):
                 if path.is_file() and str(path.relative_to(self.docs)) not in sealed_paths:
-                    problems.append(Problem(rel(path), "not sealed by any snapshot manifest "
-                                            "(added out of order, or left by an interrupted run)"))
+                    problems.append(
+                        Problem(
+                            rel(path),
+                            "not sealed by any snapshot manifest "
+                            "(added out of order, or left by an interrupted run)",
+                        )
+                    )
         return problems
 
     @staticmethod
@@ -401,8 +434,13 @@ class Store:
         if not path.is_file():
             return [Problem(rel(path), "missing (listed in a manifest)")]
         if path.stat().st_size != meta.get("size") or sha256_file(path) != meta.get("sha256"):
-            return [Problem(rel(path), f"altered: sha256 is {sha256_file(path)[:12]}…, the "
-                            f"manifest recorded {str(meta.get('sha256'))[:12]}…")]
+            return [
+                Problem(
+                    rel(path),
+                    f"altered: sha256 is {sha256_file(path)[:12]}…, the "
+                    f"manifest recorded {str(meta.get('sha256'))[:12]}…",
+                )
+            ]
         return []
 
 

@@ -12,8 +12,9 @@ from chronicle.errors import EXIT_USAGE
 
 
 def _tree(root: Path) -> list[tuple[str, bytes]]:
-    return sorted((str(p.relative_to(root)), p.read_bytes())
-                  for p in root.rglob("*") if p.is_file())
+    return sorted(
+        (str(p.relative_to(root)), p.read_bytes()) for p in root.rglob("*") if p.is_file()
+    )
 
 
 @pytest.fixture
@@ -27,8 +28,13 @@ def chronicle_dir(tmp_path: Path) -> Path:
 
 
 def test_init_scaffolds_and_refuses_to_overwrite(chronicle_dir: Path) -> None:
-    for rel in ("chronicle.yml", "failures.yml", "mkdocs.yml", "docs/gen_pages.py",
-                ".github/workflows/nightly.yml"):
+    for rel in (
+        "chronicle.yml",
+        "failures.yml",
+        "mkdocs.yml",
+        "docs/gen_pages.py",
+        ".github/workflows/nightly.yml",
+    ):
         assert (chronicle_dir / rel).is_file(), rel
     result = CliRunner().invoke(main, ["init", str(chronicle_dir)])
     assert result.exit_code == EXIT_USAGE
@@ -52,14 +58,17 @@ def test_missing_folder(tmp_path: Path) -> None:
 
 def test_as_of_rules_leave_the_store_as_it_was(chronicle_dir: Path) -> None:
     runner = CliRunner()
-    ok = runner.invoke(main, ["snapshot", "--dir", str(chronicle_dir), "--as-of",
-                              "2026-08-22T03:17:00Z"])
+    ok = runner.invoke(
+        main, ["snapshot", "--dir", str(chronicle_dir), "--as-of", "2026-08-22T03:17:00Z"]
+    )
     assert ok.exit_code == 0, ok.output
     assert "sealed: 2026-08-20, 2026-08-21" in ok.output
     before = _tree(chronicle_dir / "docs")
-    for as_of, needle in (("2026-08-21T00:00:00Z", "not after the newest snapshot"),
-                          ("2026-08-22T03:17:00Z", "not after the newest snapshot"),
-                          ("yesterday", "not an ISO 8601 time")):
+    for as_of, needle in (
+        ("2026-08-21T00:00:00Z", "not after the newest snapshot"),
+        ("2026-08-22T03:17:00Z", "not after the newest snapshot"),
+        ("yesterday", "not an ISO 8601 time"),
+    ):
         result = runner.invoke(main, ["snapshot", "--dir", str(chronicle_dir), "--as-of", as_of])
         assert result.exit_code == EXIT_USAGE, result.output
         assert needle in result.output and "Traceback" not in result.output
@@ -70,7 +79,9 @@ def test_as_of_rules_leave_the_store_as_it_was(chronicle_dir: Path) -> None:
 
 def test_verify_names_an_altered_file(chronicle_dir: Path) -> None:
     runner = CliRunner()
-    runner.invoke(main, ["snapshot", "--dir", str(chronicle_dir), "--as-of", "2026-08-22T03:17:00Z"])
+    runner.invoke(
+        main, ["snapshot", "--dir", str(chronicle_dir), "--as-of", "2026-08-22T03:17:00Z"]
+    )
     page = chronicle_dir / "docs" / "days" / "2026-08-21.md"
     page.write_bytes(page.read_bytes().replace(b"Day", b"Dax", 1))
     result = runner.invoke(main, ["verify", "--dir", str(chronicle_dir)])
@@ -80,8 +91,23 @@ def test_verify_names_an_altered_file(chronicle_dir: Path) -> None:
 
 def test_bad_failures_file_stops_before_fetching(chronicle_dir: Path) -> None:
     (chronicle_dir / "failures.yml").write_text("- id: x\n  strat: 2026-08-20T00:00:00Z\n")
-    result = CliRunner().invoke(main, ["snapshot", "--dir", str(chronicle_dir), "--as-of",
-                                       "2026-08-22T03:17:00Z"])
+    result = CliRunner().invoke(
+        main, ["snapshot", "--dir", str(chronicle_dir), "--as-of", "2026-08-22T03:17:00Z"]
+    )
     assert result.exit_code == EXIT_USAGE
     assert "failures.yml" in result.output
     assert not list((chronicle_dir / "docs" / "data").iterdir())
+
+
+def test_scaffold_copies_match_the_repository() -> None:
+    root = Path(__file__).parent.parent
+    scaffold = root / "chronicle" / "scaffold"
+    pairs = {
+        "mkdocs.yml": "mkdocs.yml",
+        "docs/gen_pages.py": "docs/gen_pages.py",
+        "docs/hooks.py": "docs/hooks.py",
+        "scripts/check_site.py": ".github/scripts/check_site.py",
+        "workflows/nightly.yml": ".github/workflows/nightly.yml",
+    }
+    for src, dest in pairs.items():
+        assert (scaffold / src).read_bytes() == (root / dest).read_bytes(), dest

@@ -61,7 +61,7 @@ def test_yaml_11_exponent_and_url_slash() -> None:
 
 def test_live_source_needs_a_lineage() -> None:
     data = config_dict(source="live", wandb__runs=[])
-    with pytest.raises(ConfigError, match="wandb.runs"):
+    with pytest.raises(ConfigError, match=r"wandb\.runs"):
         parse_config(data, Path("."))
 
 

@@ -21,10 +21,19 @@ TOK = 46_137_344.0
 def _rows(t_start: float, t_end: float, step0: int, dt: float = 190.0) -> list[dict]:
     out, step, t = [], step0, t_start
     while t < t_end:
-        out.append({"run": "r1", "step": step, "timestamp": t, "train/loss": 3.0 - step * 1e-5,
-                    "throughput/total_tokens": (step + 1) * TOK,
-                    "throughput/tokens_per_second": 2.4e6, "throughput/mfu": 21.0,
-                    "moe/drop_fraction": 0.01, "grad/norm/total": 0.3})
+        out.append(
+            {
+                "run": "r1",
+                "step": step,
+                "timestamp": t,
+                "train/loss": 3.0 - step * 1e-5,
+                "throughput/total_tokens": (step + 1) * TOK,
+                "throughput/tokens_per_second": 2.4e6,
+                "throughput/mfu": 21.0,
+                "moe/drop_fraction": 0.01,
+                "grad/norm/total": 0.3,
+            }
+        )
         step, t = step + 10, t + dt
     return out
 
@@ -33,8 +42,16 @@ def _summary(rows: list[dict], day: date = DAY, **kw: object) -> dict:
     config = make_config()
     series = build_series(rows_to_table(rows), [], config)
     sealed = datetime(2026, 8, 22, 3, 17, tzinfo=UTC)
-    return summarize_day(day, series, kw.get("failures", []), kw.get("threads", {}), config,
-                         "2026-08-22T031700Z", sealed, previous=kw.get("previous"))
+    return summarize_day(
+        day,
+        series,
+        kw.get("failures", []),
+        kw.get("threads", {}),
+        config,
+        "2026-08-22T031700Z",
+        sealed,
+        previous=kw.get("previous"),
+    )
 
 
 def test_full_day_without_gaps() -> None:
@@ -47,7 +64,9 @@ def test_full_day_without_gaps() -> None:
     before = [r for r in rows if r["timestamp"] < D0]
     expected = in_day[-1]["throughput/total_tokens"] - before[-1]["throughput/total_tokens"]
     assert d["tokens"]["day"] == pytest.approx(expected)
-    assert d["tokens"]["budget_fraction"] == pytest.approx(in_day[-1]["throughput/total_tokens"] / 18e12)
+    assert d["tokens"]["budget_fraction"] == pytest.approx(
+        in_day[-1]["throughput/total_tokens"] / 18e12
+    )
     assert d["downtime_seconds"] == 0.0
     assert d["throughput"]["sustained_tokens_per_second"] == pytest.approx(expected / 86400)
     assert d["throughput"]["goodput"] == pytest.approx(expected / 86400 / 2.4e6)
@@ -72,21 +91,54 @@ def test_missing_metrics_are_none_not_zero() -> None:
 def test_change_vs_previous_day_and_failures_and_threads() -> None:
     rows = _rows(D0 - 86400, D0 + 86400, 0)
     prev = _summary(rows, day=date(2026, 8, 20))
-    fail = FailureRecord("gap-r1-5", "gap", datetime(2026, 8, 21, 5, tzinfo=UTC),
-                         datetime(2026, 8, 21, 6, tzinfo=UTC), "stall")
-    old = Comment(5, "bot", "v1", datetime(2026, 8, 20, 9, tzinfo=UTC), datetime(2026, 8, 20, 9, tzinfo=UTC))
+    fail = FailureRecord(
+        "gap-r1-5",
+        "gap",
+        datetime(2026, 8, 21, 5, tzinfo=UTC),
+        datetime(2026, 8, 21, 6, tzinfo=UTC),
+        "stall",
+    )
+    old = Comment(
+        5, "bot", "v1", datetime(2026, 8, 20, 9, tzinfo=UTC), datetime(2026, 8, 20, 9, tzinfo=UTC)
+    )
     new_state = Comment(5, "bot", "v2", old.created_at, datetime(2026, 8, 21, 9, tzinfo=UTC))
-    fresh = Comment(6, "alice", "hello", datetime(2026, 8, 21, 10, tzinfo=UTC), datetime(2026, 8, 21, 10, tzinfo=UTC))
-    mk = lambda cs: Thread(1, "status", "", "open", (), "bob", datetime(2026, 8, 19, tzinfo=UTC),  # noqa: E731
-                           datetime(2026, 8, 21, 10, tzinfo=UTC), None, "u", tuple(cs))
-    d = _summary(rows, previous=prev, failures=[fail], threads={1: [mk([old]), mk([new_state, fresh])]})
-    assert d["loss"]["train_change"] == pytest.approx(d["loss"]["train_last"] - prev["loss"]["train_last"])
+    fresh = Comment(
+        6,
+        "alice",
+        "hello",
+        datetime(2026, 8, 21, 10, tzinfo=UTC),
+        datetime(2026, 8, 21, 10, tzinfo=UTC),
+    )
+
+    def mk(cs: list[Comment]) -> Thread:
+        return Thread(
+            1,
+            "status",
+            "",
+            "open",
+            (),
+            "bob",
+            datetime(2026, 8, 19, tzinfo=UTC),
+            datetime(2026, 8, 21, 10, tzinfo=UTC),
+            None,
+            "u",
+            tuple(cs),
+        )
+
+    d = _summary(
+        rows, previous=prev, failures=[fail], threads={1: [mk([old]), mk([new_state, fresh])]}
+    )
+    assert d["loss"]["train_change"] == pytest.approx(
+        d["loss"]["train_last"] - prev["loss"]["train_last"]
+    )
     assert d["restarts"] == 1 and d["failures"][0]["id"] == "gap-r1-5"
     upd = d["threads_updated"][0]
     assert [c["id"] for c in upd["new_comments"]] == [6]
     assert upd["edited_comments"][0]["previous_body"] == "v1"
     assert d["previous"]["date"] == "2026-08-20"
-    assert d["cumulative"]["accelerator_hours"] == pytest.approx(prev["accelerator_hours"] + 704 * 24)
+    assert d["cumulative"]["accelerator_hours"] == pytest.approx(
+        prev["accelerator_hours"] + 704 * 24
+    )
 
 
 def test_downtime_in_counts_open_gap_until_now() -> None:

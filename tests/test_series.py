@@ -24,7 +24,10 @@ def _row(run: str, step: int, loss: float | None = None, **extra: float) -> dict
 def test_child_replaces_parent_from_its_first_step() -> None:
     rows = [_row("a", s, 5.0) for s in range(0, 200, 10)]
     rows += [_row("b", s, 4.0) for s in range(150, 300, 10)]  # rewound: 150-190 re-done
-    runs = [RunRecord("a", "a", "crashed", C0, None), RunRecord("b", "b", "running", C0.replace(hour=5), None)]
+    runs = [
+        RunRecord("a", "a", "crashed", C0, None),
+        RunRecord("b", "b", "running", C0.replace(hour=5), None),
+    ]
     series = build_series(rows_to_table(rows), runs, make_config())
     assert list(series.step) == list(range(0, 300, 10))
     assert set(series.run[series.step >= 150]) == {"b"}
@@ -33,7 +36,11 @@ def test_child_replaces_parent_from_its_first_step() -> None:
 
 
 def test_logged_nan_is_bad_missing_is_not() -> None:
-    rows = [_row("a", 0, 5.0), _row("a", 10, math.nan), _row("a", 20, None, **{"eval_dropless/paloma/macro_loss": 3.0})]
+    rows = [
+        _row("a", 0, 5.0),
+        _row("a", 10, math.nan),
+        _row("a", 20, None, **{"eval_dropless/paloma/macro_loss": 3.0}),
+    ]
     series = build_series(rows_to_table(rows), [], make_config())
     assert np.isnan(series.values["loss"][1]) and np.isnan(series.values["loss"][2])
     assert list(series.bad["loss"]) == [False, True, False]

@@ -17,37 +17,69 @@ OK = (SourceStatus("wandb", True), SourceStatus("github", True))
 
 
 def _rows(run: str, steps: range, t0: float = 1787192041.0) -> list[dict]:
-    return [{"run": run, "step": s, "timestamp": t0 + s * 19.0, "train/loss": 3.0 - s * 1e-4}
-            for s in steps]
+    return [
+        {"run": run, "step": s, "timestamp": t0 + s * 19.0, "train/loss": 3.0 - s * 1e-4}
+        for s in steps
+    ]
 
 
 def _thread(n: int, body: str, updated: datetime) -> Thread:
     c = Comment(10 * n, "alice", body, T0 - timedelta(days=1), updated)
-    return Thread(n, f"issue {n}", "body", "open", ("hero-run",), "bob",
-                  T0 - timedelta(days=2), updated, None, f"https://x/{n}", (c,))
+    return Thread(
+        n,
+        f"issue {n}",
+        "body",
+        "open",
+        ("hero-run",),
+        "bob",
+        T0 - timedelta(days=2),
+        updated,
+        None,
+        f"https://x/{n}",
+        (c,),
+    )
 
 
-def _write(store: Store, when: datetime, rows: list[dict] | None, sealed: dict | None = None,
-           statuses: tuple[SourceStatus, ...] = OK) -> None:
+def _write(
+    store: Store,
+    when: datetime,
+    rows: list[dict] | None,
+    sealed: dict | None = None,
+    statuses: tuple[SourceStatus, ...] = OK,
+) -> None:
     run = RunRecord("r1", "r1", "running", T0 - timedelta(days=2), when)
-    store.write_snapshot(when, rows, [run], [_thread(1, "hi", when)],
-                         [FailureRecord("gap-r1-1", "gap", T0, T0 + timedelta(hours=1), "x")],
-                         statuses, sealed=sealed)
+    store.write_snapshot(
+        when,
+        rows,
+        [run],
+        [_thread(1, "hi", when)],
+        [FailureRecord("gap-r1-1", "gap", T0, T0 + timedelta(hours=1), "x")],
+        statuses,
+        sealed=sealed,
+    )
 
 
 def test_snapshots_chain_and_verify_clean(tmp_path: Path) -> None:
     store = Store(tmp_path / "docs")
     _write(store, T0, _rows("r1", range(0, 100, 10)))
-    _write(store, T0 + timedelta(days=1), _rows("r1", range(100, 200, 10)),
-           sealed={"2026-08-21": {"days/2026-08-21.md": b"# day\n", "days/2026-08-21/x.svg": b"<svg/>"}})
+    _write(
+        store,
+        T0 + timedelta(days=1),
+        _rows("r1", range(100, 200, 10)),
+        sealed={
+            "2026-08-21": {"days/2026-08-21.md": b"# day\n", "days/2026-08-21/x.svg": b"<svg/>"}
+        },
+    )
     snaps = store.snapshots()
     assert [s.id for s in snaps] == [snapshot_id(T0), snapshot_id(T0 + timedelta(days=1))]
-    assert snaps[1].manifest["previous"] == {"snapshot": snaps[0].id,
-                                             "sha256": snaps[0].manifest_sha256}
+    assert snaps[1].manifest["previous"] == {
+        "snapshot": snaps[0].id,
+        "sha256": snaps[0].manifest_sha256,
+    }
     assert store.verify() == []
     assert store.load_metrics().num_rows == 20
     assert store.last_steps() == {"r1": 190}
-    assert list(store.sealed_days()) == [datetime(2026, 8, 21).date()]
+    assert list(store.sealed_days()) == [datetime(2026, 8, 21, tzinfo=UTC).date()]
     assert (tmp_path / "docs/days/2026-08-21.md").read_bytes() == b"# day\n"
     assert store.thread_history()[1][0][1].comments[0].body == "hi"
 
@@ -98,15 +130,21 @@ def test_deleted_middle_snapshot_breaks_the_chain(tmp_path: Path) -> None:
 
 def test_refuses_to_rewrite_or_go_back_and_leaves_store_unchanged(tmp_path: Path) -> None:
     store = Store(tmp_path / "docs")
-    _write(store, T0, _rows("r1", range(0, 50, 10)),
-           sealed={"2026-08-20": {"days/2026-08-20.md": b"x"}})
+    _write(
+        store,
+        T0,
+        _rows("r1", range(0, 50, 10)),
+        sealed={"2026-08-20": {"days/2026-08-20.md": b"x"}},
+    )
     before = sorted((p, p.read_bytes()) for p in (tmp_path / "docs").rglob("*") if p.is_file())
     with pytest.raises(StoreError, match="not after the newest snapshot"):
         _write(store, T0 - timedelta(hours=1), [])
     with pytest.raises(StoreError, match="already exists"):
         _write(store, T0, [])
     with pytest.raises(StoreError, match="sealed"):
-        _write(store, T0 + timedelta(days=1), [], sealed={"2026-08-20": {"days/2026-08-20.md": b"y"}})
+        _write(
+            store, T0 + timedelta(days=1), [], sealed={"2026-08-20": {"days/2026-08-20.md": b"y"}}
+        )
     after = sorted((p, p.read_bytes()) for p in (tmp_path / "docs").rglob("*") if p.is_file())
     assert before == after
 
@@ -137,8 +175,9 @@ def test_interrupted_write_leaves_no_snapshot(tmp_path: Path) -> None:
             raise Boom
 
     with pytest.raises(Boom):
-        store.write_snapshot(T0 + timedelta(days=1), [], [BadRun("r", "r", "x", T0, None)],
-                             [], [], OK)
+        store.write_snapshot(
+            T0 + timedelta(days=1), [], [BadRun("r", "r", "x", T0, None)], [], [], OK
+        )
     assert len(Store(tmp_path / "docs").snapshots()) == 1
     assert not [p for p in (tmp_path / "docs/data").iterdir() if p.name.startswith(".")]
     assert Store(tmp_path / "docs").verify() == []
@@ -149,6 +188,10 @@ def test_manifest_is_canonical_json(tmp_path: Path) -> None:
     _write(store, T0, _rows("r1", range(0, 50, 10)))
     manifest = json.loads((store.snapshots()[0].path / MANIFEST).read_text())
     assert manifest["format"] == "chronicle-manifest/1"
-    assert set(manifest["files"]) == {"metrics.parquet", "runs.json", "threads.json",
-                                      "failures.json"}
+    assert set(manifest["files"]) == {
+        "metrics.parquet",
+        "runs.json",
+        "threads.json",
+        "failures.json",
+    }
     assert all(len(v["sha256"]) == 64 for v in manifest["files"].values())

@@ -44,8 +44,9 @@ def _last(a: np.ndarray | None) -> float | None:
     return _f(v[-1]) if v.size else None
 
 
-def downtime_in(timestamps: np.ndarray, start: float, end: float, threshold: float,
-                now: float) -> float:
+def downtime_in(
+    timestamps: np.ndarray, start: float, end: float, threshold: float, now: float
+) -> float:
     """Return seconds of [start, end) inside gaps longer than `threshold` between rows.
 
     The time before the first row and after the last one (up to `now`) counts as a gap
@@ -85,22 +86,47 @@ def _thread_updates(day: date, threads: Mapping[int, Sequence[Thread]]) -> list[
         for c in latest.comments:
             made, changed = c.created_at.timestamp(), c.updated_at.timestamp()
             if start <= made < end:
-                new.append({"id": c.id, "author": c.author, "created_at": iso(c.created_at),
-                            "url": c.url, "body": c.body, "edited": c.edited})
+                new.append(
+                    {
+                        "id": c.id,
+                        "author": c.author,
+                        "created_at": iso(c.created_at),
+                        "url": c.url,
+                        "body": c.body,
+                        "edited": c.edited,
+                    }
+                )
             elif made < start and start <= changed < end and c.edited:
                 before = None
                 for s in states:
                     for old in s.comments:
                         if old.id == c.id and old.updated_at.timestamp() < start:
                             before = old.body
-                edited.append({"id": c.id, "author": c.author, "created_at": iso(c.created_at),
-                               "updated_at": iso(c.updated_at), "url": c.url, "body": c.body,
-                               "previous_body": before})
+                edited.append(
+                    {
+                        "id": c.id,
+                        "author": c.author,
+                        "created_at": iso(c.created_at),
+                        "updated_at": iso(c.updated_at),
+                        "url": c.url,
+                        "body": c.body,
+                        "previous_body": before,
+                    }
+                )
         opened = start <= latest.created_at.timestamp() < end
         if new or edited or opened:
-            out.append({"number": number, "title": latest.title, "url": latest.url,
-                        "labels": list(latest.labels), "state": latest.state,
-                        "opened": opened, "new_comments": new, "edited_comments": edited})
+            out.append(
+                {
+                    "number": number,
+                    "title": latest.title,
+                    "url": latest.url,
+                    "labels": list(latest.labels),
+                    "state": latest.state,
+                    "opened": opened,
+                    "new_comments": new,
+                    "edited_comments": edited,
+                }
+            )
     return out
 
 
@@ -126,8 +152,11 @@ def summarize_day(
     # Process: tokens.
     total_day = _finite(v.get("total_tokens"))
     total_before = _finite(before.values.get("total_tokens"))
-    cumulative = _f(total_day.max()) if total_day.size else (
-        _f(total_before.max()) if total_before.size else None)
+    cumulative = (
+        _f(total_day.max())
+        if total_day.size
+        else (_f(total_before.max()) if total_before.size else None)
+    )
     base = _f(total_before.max()) if total_before.size else 0.0
     tokens_day = None
     if total_day.size and base is not None:
@@ -163,14 +192,23 @@ def summarize_day(
     prev_cum = previous.get("cumulative", {}) if previous else {}
     cum_hours = (prev_cum.get("accelerator_hours") or 0.0) + hours
     day_failures = [
-        f for f in failures
+        f
+        for f in failures
         if f.start.timestamp() < end and (f.end is None or f.end.timestamp() >= start)
     ]
-    restarts = sum(1 for f in day_failures
-                   if f.kind in RESTART_KINDS and start <= f.start.timestamp() < end)
-    forks = [{"run": k.run, "parent": k.parent, "step": k.step,
-              "time": iso(datetime.fromtimestamp(k.timestamp, tz=UTC))}
-             for k in series.forks if start <= k.timestamp < end]
+    restarts = sum(
+        1 for f in day_failures if f.kind in RESTART_KINDS and start <= f.start.timestamp() < end
+    )
+    forks = [
+        {
+            "run": k.run,
+            "parent": k.parent,
+            "step": k.step,
+            "time": iso(datetime.fromtimestamp(k.timestamp, tz=UTC)),
+        }
+        for k in series.forks
+        if start <= k.timestamp < end
+    ]
     steps = rows.step
 
     summary: dict[str, Any] = {
@@ -185,23 +223,32 @@ def summarize_day(
         "backfilled": backfilled,
         "data": {
             "rows": len(rows),
-            "first": iso(datetime.fromtimestamp(rows.timestamp.min(), tz=UTC)) if len(rows) else None,
-            "last": iso(datetime.fromtimestamp(rows.timestamp.max(), tz=UTC)) if len(rows) else None,
+            "first": iso(datetime.fromtimestamp(rows.timestamp.min(), tz=UTC))
+            if len(rows)
+            else None,
+            "last": iso(datetime.fromtimestamp(rows.timestamp.max(), tz=UTC))
+            if len(rows)
+            else None,
         },
         "steps": {
             "first": int(steps.min()) if steps.size else None,
             "last": int(steps.max()) if steps.size else None,
             "count": int(steps.max() - steps.min()) if steps.size else None,
         },
-        "tokens": {"day": _f(tokens_day), "cumulative": cumulative, "budget": budget,
-                   "budget_fraction": _f(fraction)},
+        "tokens": {
+            "day": _f(tokens_day),
+            "cumulative": cumulative,
+            "budget": budget,
+            "budget_fraction": _f(fraction),
+        },
         "phase": phase_at(config, fraction),
         "loss": {
             "train_last": train_last,
             "train_mean": _f(loss_day.mean()) if loss_day.size else None,
             "train_min": _f(loss_day.min()) if loss_day.size else None,
-            "train_change": _f(train_last - prev_last) if train_last is not None
-            and prev_last is not None else None,
+            "train_change": _f(train_last - prev_last)
+            if train_last is not None and prev_last is not None
+            else None,
             "eval_last": eval_last,
             "eval_step": eval_step,
             "nan_rows": int(bad_loss.sum()) if bad_loss is not None else 0,
@@ -215,8 +262,10 @@ def summarize_day(
             "mfu_p90": _pct(v.get("mfu"), 90),
             "mfu_unit": "percent",
         },
-        "moe": {"drop_fraction_p50": _pct(v.get("drop_fraction"), 50),
-                "drop_fraction_max": _pct(v.get("drop_fraction"), 100)},
+        "moe": {
+            "drop_fraction_p50": _pct(v.get("drop_fraction"), 50),
+            "drop_fraction_max": _pct(v.get("drop_fraction"), 100),
+        },
         "grad_norm": {"max": _pct(v.get("grad_norm"), 100), "p50": _pct(v.get("grad_norm"), 50)},
         "learning_rate": {"last": _last(v.get("learning_rate"))},
         "downtime_seconds": _f(downtime),
@@ -279,14 +328,22 @@ def write_summary(d: Mapping[str, Any], config: RunConfig) -> str:
     if d["data"]["rows"] == 0:
         parts.append("No metrics were logged this day.")
     if t["day"] is not None:
-        frac = f", {t['budget_fraction']:.1%} of the {human_tokens(t['budget'])} budget" \
-            if t["budget_fraction"] is not None else ""
-        parts.append(f"The run processed {human_tokens(t['day'])} tokens "
-                     f"({human_tokens(t['cumulative'])} so far{frac}).")
+        frac = (
+            f", {t['budget_fraction']:.1%} of the {human_tokens(t['budget'])} budget"
+            if t["budget_fraction"] is not None
+            else ""
+        )
+        parts.append(
+            f"The run processed {human_tokens(t['day'])} tokens "
+            f"({human_tokens(t['cumulative'])} so far{frac})."
+        )
     loss = d["loss"]
     if loss["train_last"] is not None:
-        change = f" ({loss['train_change']:+.3f} on the day before)" \
-            if loss["train_change"] is not None else ""
+        change = (
+            f" ({loss['train_change']:+.3f} on the day before)"
+            if loss["train_change"] is not None
+            else ""
+        )
         parts.append(f"Train loss ended at {loss['train_last']:.3f}{change}.")
     if loss["eval_last"] is not None:
         parts.append(f"Latest eval loss: {loss['eval_last']:.3f} at step {loss['eval_step']:,}.")
@@ -294,18 +351,24 @@ def write_summary(d: Mapping[str, Any], config: RunConfig) -> str:
         parts.append(f"{loss['nan_rows']} logged loss value(s) were NaN or infinite.")
     th = d["throughput"]
     if th["compute_tokens_per_second_p50"] is not None:
-        text = f"Compute-step throughput was {th['compute_tokens_per_second_p50'] / 1e6:.2f}M tokens/s"
+        text = (
+            f"Compute-step throughput was {th['compute_tokens_per_second_p50'] / 1e6:.2f}M tokens/s"
+        )
         if th["sustained_tokens_per_second"] is not None and th["goodput"] is not None:
-            text += (f", sustained {th['sustained_tokens_per_second'] / 1e6:.2f}M "
-                     f"(goodput {th['goodput']:.0%})")
+            text += (
+                f", sustained {th['sustained_tokens_per_second'] / 1e6:.2f}M "
+                f"(goodput {th['goodput']:.0%})"
+            )
         if th["mfu_p50"] is not None:
             text += f"; MFU p50 {th['mfu_p50']:.1f}%"
         parts.append(text + ".")
     if d["moe"]["drop_fraction_max"] is not None:
         parts.append(f"Token dropping peaked at {d['moe']['drop_fraction_max']:.1%}.")
     if d["restarts"] or d["downtime_seconds"]:
-        parts.append(f"{d['restarts']} restart(s), {human_duration(d['downtime_seconds'])} "
-                     "without telemetry.")
+        parts.append(
+            f"{d['restarts']} restart(s), {human_duration(d['downtime_seconds'])} "
+            "without telemetry."
+        )
     n_fail, n_thr = len(d["failures"]), len(d["threads_updated"])
     if n_fail or n_thr:
         parts.append(f"{n_fail} failure record(s); {n_thr} issue thread(s) updated.")

@@ -91,8 +91,9 @@ class Series:
         return self.window(-np.inf, when)
 
 
-def lineage_order(runs: Sequence[RunRecord], config: RunConfig,
-                  stored_runs: Sequence[str]) -> list[str]:
+def lineage_order(
+    runs: Sequence[RunRecord], config: RunConfig, stored_runs: Sequence[str]
+) -> list[str]:
     """Return W&B run ids in lineage order: config order, else creation order."""
     order: list[str] = []
     configured = [r.rsplit("/", 1)[-1] for r in config.wandb.runs]
@@ -133,8 +134,15 @@ def build_series(table: pa.Table, runs: Sequence[RunRecord], config: RunConfig) 
             first = firsts[run_id]
             at = np.flatnonzero((run_col == run_id) & (steps == first))
             parent_steps = steps[run_col == present[i - 1]]
-            forks.append(Fork(run_id, present[i - 1], first, float(stamps[at[0]]),
-                              int(parent_steps.max()) if parent_steps.size else None))
+            forks.append(
+                Fork(
+                    run_id,
+                    present[i - 1],
+                    first,
+                    float(stamps[at[0]]),
+                    int(parent_steps.max()) if parent_steps.size else None,
+                )
+            )
     idx = np.flatnonzero(keep)
     idx = idx[np.lexsort((stamps[idx], steps[idx]))]
     # A re-logged step within one run: keep its first row only.
