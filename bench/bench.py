@@ -99,10 +99,9 @@ def main() -> None:
         site_mb = sum(p.stat().st_size for p in site.rglob("*") if p.is_file()) / 1e6
         store_mb = sum(p.stat().st_size for p in (out / "docs").rglob("*") if p.is_file()) / 1e6
         print(f"site: {site_mb:.1f} MB in all; store + sealed pages (docs/): {store_mb:.1f} MB")
-        json.dump(
-            {"stages": rows, "day_page_kb_max": max(sizes) / 1024 if sizes else None},
-            sys.stdout if "--json" in sys.argv else open("/dev/null", "w"),
-        )
+        if "--json" in sys.argv:
+            figures = {"stages": rows, "day_page_kb_max": max(sizes) / 1024 if sizes else None}
+            json.dump(figures, sys.stdout)
 
 
 if __name__ == "__main__":
