@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 DAYS   ?= 100
 
-.PHONY: install demo test lint bench rehearse chromium clean
+.PHONY: install demo test lint bench chromium clean
 
 install: $(STAMP)
 
@@ -40,9 +40,6 @@ test: install chromium lint
 
 bench: install
 	$(PY) bench/bench.py
-
-rehearse: install
-	$(PY) -m tests.rehearse
 
 clean:
 	rm -rf demo .pytest_cache .mypy_cache .ruff_cache
