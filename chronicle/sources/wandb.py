@@ -309,6 +309,6 @@ def _failing(what: str, key: str) -> Iterator[None]:
     except SourceError:
         raise
     except Exception as err:
-        text = _scrub(" ".join(str(err).split()) or type(err).__name__, key)
+        text = _scrub(" ".join(str(err).split()).rstrip(".") or type(err).__name__, key)
         message = f"{what} failed: {text[:400]}; {_hint(text)}"
         raise SourceError("wandb", message) from _safe_cause(err, key)
