@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -63,7 +63,12 @@ def fetch_live(config: RunConfig, store: Store, as_of: datetime) -> Fetched:
     metrics = runs = threads = None
     try:
         got = fetch_wandb(config, store.last_steps(), as_of)
-        metrics, runs = got.rows, got.runs
+        # A child's fork step is only seen the night it first logs: carry it forward.
+        known = {r.id: r.fork_step for r in store.load_runs()}
+        metrics = got.rows
+        runs = [
+            replace(r, fork_step=known.get(r.id)) if r.fork_step is None else r for r in got.runs
+        ]
         statuses.append(SourceStatus("wandb", True, detail=got.detail))
     except SourceError as err:
         statuses.append(SourceStatus("wandb", False, error=str(err)))
