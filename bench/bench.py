@@ -71,7 +71,7 @@ def main() -> None:
             seconds, mb = _stage(code.format(out=out, days=DAYS))
             rows.append((name, seconds, mb))
         site = out / "site"
-        day_pages = sorted((site / "days").glob("*/index.html"))
+        day_pages = sorted((site / "days").glob("*.html"))
         sizes = [p.stat().st_size for p in day_pages]
         index = site / "search" / "search_index.json"
         total_s = sum(r[1] for r in rows[1:])  # snapshots include the simulation
