@@ -403,13 +403,18 @@ def load_config(root: Path) -> RunConfig:
         raise ConfigError(
             str(path), [f"no {CONFIG_NAME} here; run `chronicle init {root}` or pass --dir"]
         )
+    return parse_config(read_yaml(path), root.resolve(), str(path))
+
+
+def read_yaml(path: Path) -> Any:
+    """Load a YAML file; raise ConfigError naming the line and column of a syntax error."""
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise ConfigError(str(path), [f"not valid YAML{where}: {err}"]) from err
-    return parse_config(data, root.resolve(), str(path))
+    return data
 
 
 def secret(name: str) -> str | None:

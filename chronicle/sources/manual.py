@@ -12,9 +12,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, date, datetime
 from typing import Any
 
-import yaml
-
-from chronicle.config import RunConfig
+from chronicle.config import RunConfig, read_yaml
 from chronicle.errors import ConfigError
 from chronicle.models import FAILURE_KINDS, FailureRecord, Thread, parse_time
 
@@ -32,13 +30,7 @@ def load_failures_file(config: RunConfig) -> list[FailureRecord]:
     path = config.root / config.failures.file
     if not path.is_file():
         return []
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise ConfigError(str(path), [f"not valid YAML{where}: {err}"]) from err
-    return parse_failures(data, config, str(path))
+    return parse_failures(read_yaml(path), config, str(path))
 
 
 def parse_failures(data: Any, config: RunConfig,
