@@ -37,12 +37,15 @@ def events_for(
     return sorted(out, key=lambda e: (e.x, e.kind, e.label))
 
 
-def _xy(s: Series, name: str) -> tuple[np.ndarray, np.ndarray] | None:
-    values = s.get(name)
-    if values is None:
-        return None
-    ok = np.isfinite(values)
-    return s.timestamp[ok], values[ok]
+def _lines(s: Series, names: dict[str, str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Return {legend label: (time, finite values)} for each metric the series has."""
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for label, name in names.items():
+        values = s.get(name)
+        if values is not None:
+            ok = np.isfinite(values)
+            out[label] = (s.timestamp[ok], values[ok])
+    return out
 
 
 def day_charts(day: date, series: Series, failures: Sequence[FailureRecord]) -> dict[str, dict]:
@@ -50,53 +53,47 @@ def day_charts(day: date, series: Series, failures: Sequence[FailureRecord]) -> 
     start, end = day_bounds(day)
     so_far = series.window(-np.inf, end)
     today = series.window(start, end)
+    run_events = events_for(so_far, failures)
+    day_events = events_for(today, failures, start, end)
     label = day.isoformat()
     charts: dict[str, dict] = {}
 
-    loss = {
-        k: xy
-        for k, xy in (("train loss", _xy(so_far, "loss")), ("eval loss", _xy(so_far, "eval_loss")))
-        if xy is not None
-    }
+    loss = _lines(so_far, {"train loss": "loss", "eval loss": "eval_loss"})
     charts["loss"] = line_chart(
         loss,
         title=f"Loss, run so far ({label} highlighted)",
         y_title="loss",
-        events=events_for(so_far, failures),
+        events=run_events,
         highlight=(start, end),
         target=DAY_POINTS,
     )
 
-    thr = {
-        k: xy
-        for k, xy in (("compute-step tokens/s", _xy(today, "tokens_per_second")),)
-        if xy is not None
-    }
+    thr = _lines(today, {"compute-step tokens/s": "tokens_per_second"})
     charts["throughput"] = line_chart(
         thr,
         title=f"Throughput on {label}",
         y_title="tokens/s",
-        events=events_for(today, failures, start, end),
+        events=day_events,
         rules=[(2.0e6, "alert 2.0M tok/s")],
     )
 
-    drop = {k: xy for k, xy in (("drop fraction", _xy(today, "drop_fraction")),) if xy is not None}
+    drop = _lines(today, {"drop fraction": "drop_fraction"})
     charts["moe"] = line_chart(
         drop,
         title=f"MoE token drop fraction on {label}",
         y_title="fraction dropped",
-        events=events_for(today, failures, start, end),
+        events=day_events,
         rules=[(0.07, "alert 7%")],
         y_format=".1%",
     )
 
-    gn = {k: xy for k, xy in (("grad norm", _xy(so_far, "grad_norm")),) if xy is not None}
+    gn = _lines(so_far, {"grad norm": "grad_norm"})
     charts["grad_norm"] = line_chart(
         gn,
         title=f"Gradient norm, run so far ({label} highlighted)",
         y_title="grad norm",
         highlight=(start, end),
-        events=events_for(so_far, failures),
+        events=run_events,
         rules=[(2.0, "alert 2.0")],
         target=DAY_POINTS,
     )
