@@ -106,6 +106,9 @@ def test_scaffold_copies_match_the_repository() -> None:
         "mkdocs.yml": "mkdocs.yml",
         "docs/gen_pages.py": "docs/gen_pages.py",
         "docs/hooks.py": "docs/hooks.py",
+        "docs/assets/javascripts/chronicle.js": "docs/assets/javascripts/chronicle.js",
+        "docs/assets/stylesheets/chronicle.css": "docs/assets/stylesheets/chronicle.css",
+        "docs/assets/chronicle.svg": "docs/assets/chronicle.svg",
         "scripts/check_site.py": ".github/scripts/check_site.py",
         "workflows/nightly.yml": ".github/workflows/nightly.yml",
     }
