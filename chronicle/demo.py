@@ -14,6 +14,7 @@ from datetime import time as dtime
 from pathlib import Path
 
 from chronicle.config import load_config
+from chronicle.errors import ChronicleError
 from chronicle.init import InitOptions, init_chronicle
 from chronicle.store import Store
 
@@ -60,8 +61,6 @@ def run_demo(
         )
     config = load_config(out)
     if config.source != "simulated":
-        from chronicle.errors import ChronicleError
-
         raise ChronicleError(
             f"{out / 'chronicle.yml'}: source is {config.source!r}; the demo "
             "only runs on a simulated chronicle (pick another --out)"

@@ -57,8 +57,6 @@ def fetch_live(config: RunConfig, store: Store, as_of: datetime) -> Fetched:
     from chronicle.sources.github import fetch_github
     from chronicle.sources.wandb import fetch_wandb
 
-    latest = store.latest()
-    since = latest.taken_at if latest else None
     statuses: list[SourceStatus] = []
     metrics = runs = threads = None
     try:
@@ -78,7 +76,6 @@ def fetch_live(config: RunConfig, store: Store, as_of: datetime) -> Fetched:
         statuses.append(SourceStatus("github", True, detail=gh.detail))
     except SourceError as err:
         statuses.append(SourceStatus("github", False, error=str(err)))
-    del since
     return Fetched(metrics, runs, threads, [], tuple(statuses))
 
 

@@ -300,11 +300,12 @@ class Store:
             files["failures.json"] = dump_json([f.to_json() for f in failures])
             for name, blob in files.items():
                 (tmp / name).write_bytes(blob)
+            sealed_paths = {p for s in self.snapshots() for d in s.sealed.values() for p in d}
             sealed_meta: dict[str, dict[str, dict[str, Any]]] = {}
             for day, day_files in sorted(sealed.items()):
                 sealed_meta[day] = {}
                 for rel, blob in sorted(day_files.items()):
-                    self._write_day_file(rel, blob)
+                    self._write_day_file(rel, blob, sealed_paths)
                     sealed_meta[day][rel] = {"sha256": sha256_bytes(blob), "size": len(blob)}
             manifest = {
                 "format": MANIFEST_FORMAT,
@@ -331,11 +332,10 @@ class Store:
         info = self._read_info(final)
         return info
 
-    def _write_day_file(self, rel: str, blob: bytes) -> None:
+    def _write_day_file(self, rel: str, blob: bytes, sealed_paths: set[str]) -> None:
         if not rel.startswith(DAYS_DIR + "/") or ".." in Path(rel).parts:
             raise ValueError(f"sealed files live under {DAYS_DIR}/, got {rel!r}")
         path = self.docs / rel
-        sealed_paths = {p for s in self.snapshots() for d in s.sealed.values() for p in d}
         if rel in sealed_paths:
             raise StoreError(f"{path}: already sealed; sealed pages are never rewritten")
         path.parent.mkdir(parents=True, exist_ok=True)
