@@ -18,10 +18,9 @@ import pyarrow as pa
 from chronicle.analysis.days import summarize_day
 from chronicle.analysis.incidents import detect_failures
 from chronicle.analysis.series import Series, build_series
-from chronicle.charts import render_svg
 from chronicle.config import RunConfig
 from chronicle.errors import ChronicleError, SourceError, StoreError
-from chronicle.figures import day_charts
+from chronicle.figures import day_charts, render_svgs
 from chronicle.models import FailureRecord, Fetched, MetricRow, SourceStatus, Thread, iso
 from chronicle.render.day import render_day_files
 from chronicle.sources.manual import failures_from_threads, load_failures_file
@@ -243,7 +242,7 @@ def _seal_days(
             backfilled=backfilled,
         )
         charts = day_charts(day, series, failures)
-        svgs = {name: render_svg(spec) for name, spec in charts.items()}
+        svgs = render_svgs(charts)
         sealed[day.isoformat()] = render_day_files(summary, charts, svgs, config)
         previous = summary
     return sealed
