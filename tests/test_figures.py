@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+
+from chronicle.analysis.series import build_series
+from chronicle.charts import render_svg
+from chronicle.figures import DAY_CHARTS, day_charts, render_svgs
+from chronicle.models import FailureRecord
+from chronicle.store import rows_to_table
+from tests.conftest import make_config
+
+T0 = datetime(2026, 8, 20, tzinfo=UTC).timestamp()
+
+
+def _series():
+    rows = [
+        {
+            "run": "r",
+            "step": i * 10,
+            "timestamp": T0 + i * 190.0,
+            "train/loss": 3.0 - i * 1e-4,
+            "throughput/tokens_per_second": 2.4e6,
+            "moe/drop_fraction": 0.01,
+            "grad/norm/total": 0.3,
+        }
+        for i in range(0, 900)
+    ]
+    return build_series(rows_to_table(rows), [], make_config())
+
+
+def test_day_charts_have_every_chart_with_the_day_and_its_failure() -> None:
+    gap = FailureRecord(
+        "gap-r-10",
+        "gap",
+        datetime(2026, 8, 21, 5, tzinfo=UTC),
+        datetime(2026, 8, 21, 6, tzinfo=UTC),
+        "stall",
+    )
+    charts = day_charts(date(2026, 8, 21), _series(), [gap])
+    assert tuple(charts) == DAY_CHARTS
+    assert "2026-08-21" in charts["loss"]["title"]["text"]
+    assert "stall" in str(charts["throughput"])  # the day's failure is drawn as an event
+
+
+def test_parallel_svgs_are_the_serial_bytes() -> None:
+    charts = day_charts(date(2026, 8, 21), _series(), [])
+    assert render_svgs(charts) == {name: render_svg(spec) for name, spec in charts.items()}
