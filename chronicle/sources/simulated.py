@@ -13,8 +13,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, datetime, time
 from typing import Any
 
 import numpy as np
@@ -24,6 +23,7 @@ from chronicle.config import RunConfig
 from chronicle.errors import SourceError
 from chronicle.models import Fetched, SourceStatus, iso
 from chronicle.sources.github import parse_thread
+from chronicle.sources.simulated_threads import build_issues, issue_payloads, utc
 from chronicle.sources.wandb import parse_history_row, parse_run
 
 Arr = npt.NDArray[np.float64]
@@ -57,27 +57,6 @@ CHANGES: tuple[tuple[tuple[str, ...], Any, str], ...] = (
     (("optimizer", "min_lr_ratio"), 0.1, "raise the floor of the linear decay to 10%"),
 )
 PERF_CHANGE = 3  # runs from this lineage index on use the faster expert waves
-
-
-@dataclass
-class _Comment:
-    id: int
-    author: str
-    versions: list[tuple[datetime, str]]  # (time, body); the first is the creation
-    reactions: dict[str, int] = field(default_factory=dict)
-
-
-@dataclass
-class _Issue:
-    number: int
-    title: str
-    body: str
-    labels: tuple[str, ...]
-    author: str
-    created: datetime
-    closed: datetime | None
-    comments: list[_Comment] = field(default_factory=list)
-    reactions: dict[str, int] = field(default_factory=dict)
 
 
 class SimulatedRun:
@@ -287,7 +266,7 @@ class SimulatedRun:
             cfg["_wandb"] = {"value": {"cli_version": "0.26.0"}}
             nodes.append({
                 "name": rid, "displayName": rid, "state": state,
-                "createdAt": iso(_dt(self.created[k])), "heartbeatAt": iso(_dt(beat)),
+                "createdAt": iso(utc(self.created[k])), "heartbeatAt": iso(utc(beat)),
                 "tags": ["hero", "moe", "simulated"], "group": "moe-hero-ep", "notes": None,
                 "config": json.dumps(cfg), "summaryMetrics": json.dumps(summary),
             })
@@ -328,7 +307,7 @@ class SimulatedRun:
 
     def truth(self) -> dict[str, Any]:
         """Injected facts for tests: outages, spike steps, NaN steps, forks, run ids."""
-        outages = [{"start": _dt(self.ts[r]), "end": _dt(self.ts[r + 1]),
+        outages = [{"start": utc(self.ts[r]), "end": utc(self.ts[r + 1]),
                     "minutes": float(self.ts[r + 1] - self.ts[r]) / 60,
                     "major": int(r) in self.major, "fork": bool(np.isin(r, self.fork_rows))}
                    for r in self.gap_rows]
@@ -348,7 +327,7 @@ class SimulatedRun:
         gh = self.config.github
         self.failure_label = gh.failure_labels[0] if gh.failure_labels else "incident"
         tracked = gh.labels[0] if gh.labels else "hero-run"
-        self._issues = _build_issues(self, gh.issues, tracked, self.failure_label)
+        self._issues = build_issues(self, gh.issues, tracked, self.failure_label)
 
     def state_at(self, when: float) -> dict[str, Any]:
         """The stitched run's latest figures at epoch `when` (for thread text)."""
@@ -357,7 +336,7 @@ class SimulatedRun:
         window = self.values["train/loss"][lo : i + 1]
         down = sum(min(float(self.ts[r + 1]), when) - max(float(self.ts[r]), when - 86400)
                    for r in self.gap_rows if self.ts[r] < when and self.ts[r + 1] > when - 86400)
-        return {"step": int(self.step[i]), "time": _dt(self.ts[i]),
+        return {"step": int(self.step[i]), "time": utc(self.ts[i]),
                 "loss": float(np.nanmean(window)) if np.isfinite(window).any() else math.nan,
                 "run": self.run_ids[int(self.run[i])],
                 "tokens": float(self.values["throughput/total_tokens"][i]),
@@ -369,61 +348,7 @@ class SimulatedRun:
     def issues(self, since: datetime | None,
                as_of: datetime) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
         """REST (issue, comments) payloads of issues updated in (since, as_of]."""
-        repo = self.config.github.repo
-        out = []
-        for issue in self._issues:
-            if issue.created > as_of:
-                continue
-            comments, updated = [], issue.created
-            for c in issue.comments:
-                seen = [v for v in c.versions if v[0] <= as_of]
-                if not seen:
-                    continue
-                # A comment edit counts as an update of the issue here, so that an
-                # incremental (`since`) fetch picks up bot edits made in place.
-                updated = max(updated, seen[-1][0])
-                comments.append({
-                    "id": c.id, "user": {"login": c.author, "type": _kind(c.author)},
-                    "body": seen[-1][1], "created_at": iso(seen[0][0]),
-                    "updated_at": iso(seen[-1][0]),
-                    "html_url": f"{issue_url(repo, issue.number)}#issuecomment-{c.id}",
-                    "reactions": _reactions(c.reactions),
-                })
-            closed = issue.closed if issue.closed and issue.closed <= as_of else None
-            updated = max(updated, closed or updated)
-            if since is not None and updated <= since:
-                continue
-            out.append(({
-                "number": issue.number, "title": issue.title, "body": issue.body,
-                "state": "closed" if closed else "open",
-                "labels": [{"name": name} for name in issue.labels],
-                "user": {"login": issue.author, "type": "User"},
-                "created_at": iso(issue.created), "updated_at": iso(updated),
-                "closed_at": iso(closed), "html_url": issue_url(repo, issue.number),
-                "comments": len(comments), "reactions": _reactions(issue.reactions),
-            }, comments))
-        return out
-
-
-def issue_url(repo: str, number: int) -> str:
-    """Return the html_url of issue `number` in `repo`."""
-    return f"https://github.com/{repo}/issues/{number}"
-
-
-def _dt(epoch: float) -> datetime:
-    return datetime.fromtimestamp(float(epoch), tz=UTC)
-
-
-def _kind(login: str) -> str:
-    return "Bot" if login.endswith("[bot]") else "User"
-
-
-def _reactions(counts: dict[str, int]) -> dict[str, Any]:
-    keys = ("+1", "-1", "laugh", "hooray", "confused", "heart", "rocket", "eyes")
-    out: dict[str, Any] = {k: int(counts.get(k, 0)) for k in keys}
-    out["total_count"] = sum(out.values())
-    return out
-
+        return issue_payloads(self._issues, self.config.github.repo, since, as_of)
 
 def fetch_simulated(config: RunConfig, last_steps: dict[str, int], since: datetime | None,
                     as_of: datetime, sim: SimulatedRun | None = None) -> Fetched:
@@ -446,115 +371,3 @@ def fetch_simulated(config: RunConfig, last_steps: dict[str, int], since: dateti
     statuses = (SourceStatus("wandb", True, detail={"rows": len(metrics), "runs": len(runs)}),
                 SourceStatus("github", True, detail={"threads": len(threads)}))
     return Fetched(metrics=metrics, runs=runs, threads=threads, failures=[], statuses=statuses)
-
-
-
-# -- Simulated GitHub threads (invented people and prose, figures from the series) -----
-
-PEOPLE = ("ana-okafor", "tomas-reyes", "mei-lindqvist")
-BOT = "marin-bot[bot]"
-CAUSES = (
-    "NCCL all-to-all hangs on rack {rack} after a link flap",
-    "Checkpoint write to the object store timed out",
-    "Host OOM on replica {rack} after a data-loader restart",
-    "GB200 node in rack {rack} dropped off the fabric",
-    "Coordinator lost its lease; all replicas restarted",
-    "Preemption wave took out {rack} replicas at once",
-)
-HOSTILE = (
-    "Love following this! Quick links: [live dashboard](javascript:alert(document.cookie))\n\n"
-    "<script>alert(1)</script>\n\nCan the site show {{ config }} or {% raw %}{{ secrets }}"
-    "{% endraw %} too?\n\n---\ntitle: injected\n---\n"
-)
-
-
-def _status_text(st: dict[str, Any], day: int) -> str:
-    return (
-        f"**Day {day} status.** Step {st['step']:,} ({st['progress']:.1%} of plan) on "
-        f"`{st['run']}`. Train loss ~{st['loss']:.3f}, grad norm ~{st['grad']:.2f}, "
-        f"MFU {st['mfu']:.1f}%, drop fraction {st['drop']:.2%}. "
-        f"{st['tokens'] / 1e12:.2f}T tokens so far. Downtime in the last 24 h: "
-        f"{st['down_hours']:.1f} h."
-    )
-
-
-def _bot_text(st: dict[str, Any]) -> str:
-    return (
-        "Automated status for the hero run; the section below is rewritten every day.\n\n"
-        "<!-- status:start -->\n| metric | value |\n|---|---|\n"
-        f"| as of | {iso(st['time'])} |\n| step | {st['step']:,} |\n"
-        f"| train loss | {st['loss']:.4f} |\n| tokens | {st['tokens'] / 1e12:.3f}T |\n"
-        f"| MFU | {st['mfu']:.1f}% |\n| downtime (24 h) | {st['down_hours']:.2f} h |\n"
-        "<!-- status:end -->\n\nQuestions about this bot go to the infra channel."
-    )
-
-
-def _build_issues(sim: SimulatedRun, numbers: tuple[int, ...], tracked: str,
-                  failure_label: str) -> list[_Issue]:
-    """The run issue, the status thread and one incident issue per major outage."""
-    rng, cfg = sim.rng, sim.config
-    t0, end = _dt(sim.t0), sim.end
-    hours = lambda lo, hi: timedelta(hours=float(rng.uniform(lo, hi)))  # noqa: E731
-    run_no = numbers[0] if numbers else 8435
-    status_no = numbers[1] if len(numbers) > 1 else 8506
-    run_issue = _Issue(
-        run_no, f"[Hero Run] {cfg.run.name} on {cfg.run.token_budget / 1e12:.0f}T tokens",
-        f"Tracking issue for the {cfg.run.name} pretraining run.\n\n"
-        f"- plan: {sim.planned:,} steps x {BATCH_SEQUENCES:,} sequences x "
-        f"{sim.tokens_per_step // BATCH_SEQUENCES:,} tokens\n"
-        f"- hardware: {cfg.run.accelerators.count} x {cfg.run.accelerators.kind}\n"
-        f"- expected duration: ~{cfg.run.planned_days} days\n\n"
-        "Failures get their own issue with the incident label; daily numbers go to the "
-        f"status thread #{status_no}.",
-        (tracked, "pre-training"), PEOPLE[0], t0 - timedelta(days=2), None,
-        reactions={"+1": 41, "rocket": 17, "heart": 6, "eyes": 3})
-    run_issue.comments.append(_Comment(0, PEOPLE[0], [(t0 + hours(0.5, 0.8),
-        f"Launched: step 0 logged at {iso(t0)} in `{sim.run_ids[0]}`.")], {"hooray": 12}))
-    run_issue.comments.append(_Comment(0, "curious-visitor-42", [(t0 + hours(60, 80), HOSTILE)]))
-    for k, fstep in enumerate(sim.fork_steps):
-        when = _dt(sim.created[k + 1]) + hours(0.2, 0.5)
-        why = CHANGES[k][2]
-        run_issue.comments.append(_Comment(0, PEOPLE[1], [(when,
-            f"Forked `{sim.run_ids[k]}` at step {fstep:,} into `{sim.run_ids[k + 1]}` "
-            f"({int(sim.rewinds[k])} steps rewound to the last checkpoint). Config change: "
-            f"{why}.")]))
-    status = _Issue(status_no, f"{cfg.run.name}: daily status", "One comment a day with the "
-                    "run's numbers; the bot keeps a live table in its comment.",
-                    (tracked,), PEOPLE[0], t0 - timedelta(days=1), None)
-    edits = []
-    day0 = datetime.combine(t0.date(), time(6, 0), tzinfo=UTC)
-    for d in range(cfg.simulated.days + 1):
-        when = day0 + timedelta(days=d) + timedelta(seconds=float(rng.uniform(0, 900)))
-        if t0 + timedelta(hours=3) < when <= end + timedelta(days=1):
-            edits.append((when, _bot_text(sim.state_at(when.timestamp()))))
-        post = day0 + timedelta(days=d) + hours(8, 16)
-        if rng.random() < 0.88 and t0 < post <= end:
-            status.comments.append(_Comment(0, str(rng.choice(PEOPLE)), [(post, _status_text(
-                sim.state_at(post.timestamp()), d + 1))]))
-    first = t0 + timedelta(hours=3)
-    bot_first = (first, _bot_text(sim.state_at(first.timestamp())))
-    status.comments.append(_Comment(0, BOT, [bot_first, *edits]))
-    issues = [run_issue, status]
-    number = max([*numbers, run_no, status_no, 9000]) + int(rng.integers(20, 200))
-    for r in sorted(sim.major):
-        start, back = _dt(sim.ts[r]), _dt(sim.ts[r + 1])
-        opened, closed = start + hours(0.15, 0.6), back + hours(1, 6)
-        title = str(rng.choice(CAUSES)).format(rack=int(rng.integers(1, 12)))
-        inc = _Issue(number, title,
-                     f"Training stopped after step {int(sim.step[r]):,} ({iso(start)}). "
-                     "Investigating.", (failure_label, tracked), PEOPLE[1], opened, closed)
-        inc.comments.append(_Comment(0, PEOPLE[2], [(opened + hours(0.1, 0.4),
-            "Confirmed from the logs; replicas are being drained and restarted.")]))
-        resumed = f"Training resumed at {iso(back)} at step {int(sim.step[r + 1]):,}"
-        if r in sim.fork_rows:
-            resumed += f" in the new W&B run `{sim.run_ids[int(sim.run[r + 1])]}` (rewound)"
-        inc.comments.append(_Comment(0, PEOPLE[1], [(back + hours(0.05, 0.3), resumed + ".")]))
-        inc.comments.append(_Comment(0, PEOPLE[0], [(closed, "Stable since; closing.")]))
-        issues.append(inc)
-        number += int(rng.integers(20, 200))
-    everything = sorted((c for i in issues for c in i.comments), key=lambda c: c.versions[0][0])
-    next_id = 4_200_000_000 + int(rng.integers(0, 10**6))
-    for c in everything:
-        c.id = next_id
-        next_id += int(rng.integers(1, 5000))
-    return issues
