@@ -22,7 +22,9 @@ from chronicle.config import RunConfig
 from chronicle.errors import ChronicleError, SourceError, StoreError
 from chronicle.figures import day_charts, render_svgs
 from chronicle.models import FailureRecord, Fetched, MetricRow, SourceStatus, Thread, iso
+from chronicle.provenance import day_provenance
 from chronicle.render.day import render_day_files
+from chronicle.sealing import SealContext, pending_corrections, snapshot_corrections
 from chronicle.sources.manual import failures_from_threads, load_failures_file
 from chronicle.store import Store, rows_to_table, snapshot_id
 
@@ -182,7 +184,17 @@ def take_snapshot(
         fetched.failures,
     )
     sid = snapshot_id(as_of)
-    sealed = _seal_days(config, store, as_of, sid, series, failures, history, backfilled)
+    corrections = snapshot_corrections(
+        config, store, series, failures, history, new_rows, sid, as_of
+    )
+    context = SealContext(config, store, sid, new_rows, failures)
+    announce = pending_corrections(store) + corrections
+    sealed = _seal_days(
+        config, store, as_of, sid, series, failures, history, backfilled, context, announce
+    )
+    extra: dict[str, Any] = {"backfilled": backfilled} if backfilled else {}
+    if corrections:
+        extra["corrections"] = corrections
 
     # Save outputs.
     info = store.write_snapshot(
@@ -193,7 +205,7 @@ def take_snapshot(
         failures,
         fetched.statuses,
         sealed=sealed,
-        extra={"backfilled": backfilled} if backfilled else None,
+        extra=extra or None,
     )
     return SnapshotResult(
         snapshot=info.id,
@@ -224,6 +236,8 @@ def _seal_days(
     failures: list[FailureRecord],
     history: dict[int, list[Thread]],
     backfilled: bool,
+    context: SealContext | None = None,
+    corrections: list[dict[str, Any]] | None = None,
 ) -> dict[str, dict[str, bytes]]:
     sealed: dict[str, dict[str, bytes]] = {}
     previous: dict[str, Any] | None = None
@@ -241,6 +255,12 @@ def _seal_days(
             previous=previous,
             backfilled=backfilled,
         )
+        if context is not None:
+            summary["provenance"] = day_provenance(
+                summary, series.raw_keys, context.scopes(day, sealed)
+            )
+        # Late data about sealed days is announced by the first entry sealed after it.
+        summary["corrections"] = (corrections or []) if not sealed else []
         charts = day_charts(day, series, failures)
         svgs = render_svgs(charts)
         sealed[day.isoformat()] = render_day_files(summary, charts, svgs, config)
