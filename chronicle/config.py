@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from chronicle.config_watch import WatchSections, parse_watch
 from chronicle.errors import ConfigError
 
 CONFIG_NAME = "chronicle.yml"
@@ -145,6 +146,8 @@ class RunConfig:
     failures: FailuresSection
     simulated: SimulatedSection
     site: SiteSection
+    # prediction, health checks, risks and claims (chronicle/config_watch.py)
+    watch: WatchSections = field(default_factory=WatchSections)
 
     @property
     def docs_dir(self) -> Path:
@@ -202,6 +205,11 @@ _SCHEMA: _Schema = {
         "author": ("str", False, None),
         "license": ("str", False, "CC-BY-4.0"),
     },
+    # Validated in config_watch.py (lists of mappings): every problem joins the same list.
+    "prediction": ("any", False, None),
+    "health": ("any", False, None),
+    "risks": ("any", False, None),
+    "claims": ("any", False, None),
 }
 
 _OPTIONAL_SECTIONS = {"failures", "simulated"}
@@ -209,6 +217,8 @@ _OPTIONAL_SECTIONS = {"failures", "simulated"}
 
 def _check(kind: str, value: Any, extra: tuple[Any, ...]) -> tuple[Any, str | None]:
     """Return (converted value, problem or None) for one leaf."""
+    if kind == "any":
+        return value, None
     if kind == "str":
         if isinstance(value, str) and value.strip():
             return value.strip(), None
@@ -344,6 +354,7 @@ def parse_config(data: Any, root: Path, origin: str = CONFIG_NAME) -> RunConfig:
         raise ConfigError(origin, ["the file must be a YAML mapping (run:, wandb:, github:, ...)"])
     problems: list[str] = []
     v = _validate(data, _SCHEMA, "", problems)
+    watch = parse_watch(v, problems)
     if problems:
         raise ConfigError(origin, problems)
     run, wb, gh, site = v["run"], v["wandb"], v["github"], v["site"]
@@ -389,6 +400,7 @@ def parse_config(data: Any, root: Path, origin: str = CONFIG_NAME) -> RunConfig:
             author=site["author"] or "chronicle",
             license=site["license"],
         ),
+        watch=watch,
     )
 
 

@@ -18,6 +18,7 @@ import pyarrow as pa
 from chronicle.analysis.days import summarize_day
 from chronicle.analysis.incidents import detect_failures
 from chronicle.analysis.series import Series, build_series
+from chronicle.analysis.watch import day1_sha256, watch_day
 from chronicle.config import RunConfig
 from chronicle.errors import ChronicleError, SourceError, StoreError
 from chronicle.figures import day_charts, render_svgs
@@ -241,6 +242,7 @@ def _seal_days(
 ) -> dict[str, dict[str, bytes]]:
     sealed: dict[str, dict[str, bytes]] = {}
     previous: dict[str, Any] | None = None
+    day1: dict[str, Any] | None = None  # day 1 holds the prediction's registered sha256
     for day in days_to_seal(config, store, as_of):
         if previous is None or previous["date"] != (day - timedelta(days=1)).isoformat():
             previous = _previous_day(store, day)
@@ -255,6 +257,12 @@ def _seal_days(
             previous=previous,
             backfilled=backfilled,
         )
+        if day1 is None and day != config.run.start:
+            day1 = _previous_day(store, config.run.start + timedelta(days=1))
+        fraction = summary["tokens"]["budget_fraction"]
+        summary.update(watch_day(day, fraction, series, failures, config, as_of, previous,
+                                 day1_sha256(day, config, day1)))
+        day1 = summary if day == config.run.start else day1
         if context is not None:
             summary["provenance"] = day_provenance(
                 summary, series.raw_keys, context.scopes(day, sealed)

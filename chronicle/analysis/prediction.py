@@ -1,0 +1,142 @@
+"""The pre-registered loss prediction against the run's own eval loss.
+
+Eval loss is compared with the predicted eval loss only, never with train loss. The
+x axis is the fraction of the token budget at the eval's step (tokens read off
+`throughput/total_tokens` at that step; `run_progress` when tokens were not logged).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from chronicle.analysis.series import Series
+from chronicle.config import RunConfig
+from chronicle.config_watch import Prediction
+from chronicle.models import iso
+
+TRAIN_LOSSES = ("loss", "cross_entropy")
+
+
+def metric_name(prediction: Prediction, config: RunConfig) -> str | None:
+    """Return the canonical metric the prediction is about (None if not stored)."""
+    if prediction.metric in config.wandb.metrics:
+        return prediction.metric
+    for canonical, key in config.wandb.metrics.items():
+        if key == prediction.metric:
+            return canonical
+    return None
+
+
+def predict(prediction: Prediction, fraction: np.ndarray,
+            budget: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Return (predicted, low, high) at budget fractions (NaN outside the table / band)."""
+    f = np.asarray(fraction, dtype=float)
+    nan = np.full(f.shape, np.nan)
+    if prediction.table:
+        xs = np.array([r[0] for r in prediction.table])
+        inside = (f >= xs[0]) & (f <= xs[-1])  # never extrapolated past the table
+        pred = np.where(inside, np.interp(f, xs, [r[1] for r in prediction.table]), np.nan)
+        if all(r[2] is not None and r[3] is not None for r in prediction.table):
+            lo = np.where(inside, np.interp(f, xs, [float(r[2] or 0) for r in prediction.table]),
+                          np.nan)
+            hi = np.where(inside, np.interp(f, xs, [float(r[3] or 0) for r in prediction.table]),
+                          np.nan)
+            return pred, lo, hi
+        return pred, nan, nan.copy()
+    form = prediction.form
+    compute = form["flops_per_token"] * f * budget
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pred = np.where(compute > 0, form["E"] + form["A"] * compute ** -form["alpha"], np.nan)
+    band = form.get("band")
+    if band is None:
+        return pred, nan, nan.copy()
+    return pred, pred - band, pred + band
+
+
+def eval_points(series: Series, config: RunConfig, prediction: Prediction,
+                until: float = np.inf) -> dict[str, np.ndarray]:
+    """Return every finite eval before `until`: step, time, fraction, actual, predicted, band."""
+    name = metric_name(prediction, config)
+    values = series.values.get(name) if name else None
+    empty = np.empty(0)
+    if values is None:
+        return {k: empty for k in ("step", "time", "fraction", "actual", "predicted", "low",
+                                   "high", "residual")}
+    ok = np.flatnonzero(np.isfinite(values) & (series.timestamp < until))
+    steps = series.step[ok].astype(float)
+    fraction = _fractions(series, config, steps)
+    pred, lo, hi = predict(prediction, fraction, config.run.token_budget)
+    actual = values[ok]
+    return {"step": steps, "time": series.timestamp[ok], "fraction": fraction,
+            "actual": actual, "predicted": pred, "low": lo, "high": hi,
+            "residual": actual - pred}
+
+
+def _fractions(series: Series, config: RunConfig, steps: np.ndarray) -> np.ndarray:
+    for name, scale in (("total_tokens", 1.0 / config.run.token_budget), ("run_progress", 1.0)):
+        v = series.values.get(name)
+        if v is None:
+            continue
+        ok = np.isfinite(v)
+        if ok.sum() >= 1:
+            xs, ys = series.step[ok].astype(float), v[ok] * scale
+            order = np.argsort(xs, kind="stable")
+            return np.interp(steps, xs[order], ys[order])
+    return np.full(steps.shape, np.nan)
+
+
+def summarize_prediction(series: Series, config: RunConfig, end: float, start: float,
+                         day1_sha256: str | None) -> dict[str, Any] | None:
+    """Return the day's prediction record: latest eval by `end`, residual, band, sha256."""
+    prediction = config.watch.prediction
+    if prediction is None:
+        return None
+    sha = prediction.sha256()
+    registered = day1_sha256 or sha
+    out: dict[str, Any] = {
+        "metric": prediction.metric, "sha256": sha, "registered_sha256": registered,
+        "changed": sha != registered, "registered": prediction.registered.isoformat()
+        if prediction.registered else None,
+        "eval_step": None, "eval_time": None, "evals_this_day": 0, "fraction": None,
+        "actual": None, "predicted": None, "low": None, "high": None, "residual": None,
+        "sign": None, "outside_band": None, "band_excess": None,
+    }
+    pts = eval_points(series, config, prediction, until=end)
+    if not pts["step"].size:
+        return out
+    out["evals_this_day"] = int(np.count_nonzero(pts["time"] >= start))
+    i = -1
+    out.update(eval_step=int(pts["step"][i]),
+               eval_time=iso(datetime.fromtimestamp(float(pts["time"][i]), tz=UTC)),
+               fraction=_f(pts["fraction"][i]), actual=_f(pts["actual"][i]),
+               predicted=_f(pts["predicted"][i]), low=_f(pts["low"][i]),
+               high=_f(pts["high"][i]), residual=_f(pts["residual"][i]))
+    r, lo, hi, a = out["residual"], out["low"], out["high"], out["actual"]
+    if r is not None:
+        out["sign"] = "above" if r > 0 else "below" if r < 0 else "on"
+    if lo is not None and hi is not None and a is not None:
+        out["band_excess"] = max(0.0, lo - a, a - hi)
+        out["outside_band"] = out["band_excess"] > 0
+    return out
+
+
+def _f(v: Any) -> float | None:
+    return float(v) if v is not None and np.isfinite(v) else None
+
+
+def residual_line(p: Mapping[str, Any] | None) -> str | None:
+    """Return a one-line description of a day's prediction record, or None."""
+    if not p or p.get("residual") is None:
+        return None
+    band = ""
+    if p.get("outside_band") is not None:
+        band = (" — outside the band" if p["outside_band"]
+                else " — inside the band") + f" [{p['low']:.3f}, {p['high']:.3f}]"
+    moved = " The prediction changed since day 1!" if p.get("changed") else ""
+    return (f"Eval loss {p['actual']:.4f} at step {p['eval_step']:,} "
+            f"({p['fraction']:.1%} of the budget) vs predicted {p['predicted']:.4f}: "
+            f"residual {p['residual']:+.4f} ({p['sign']}){band}.{moved}")

@@ -1,0 +1,38 @@
+"""A day's watch figures (prediction, health, risks): the extra keys of its day JSON."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import date, datetime
+from typing import Any
+
+from chronicle.analysis.health import check_all
+from chronicle.analysis.prediction import summarize_prediction
+from chronicle.analysis.risks import risks_day
+from chronicle.analysis.series import Series, day_bounds
+from chronicle.config import RunConfig
+from chronicle.models import FailureRecord
+
+
+def watch_day(day: date, fraction: float | None, series: Series,
+              failures: Sequence[FailureRecord], config: RunConfig, sealed_at: datetime,
+              previous: Mapping[str, Any] | None,
+              day1_sha256: str | None) -> dict[str, Any]:
+    """Return {"prediction", "health", "risks"} for one day (the day JSON's new keys)."""
+    start, end = day_bounds(day)
+    now = sealed_at.timestamp()
+    pred = summarize_prediction(series, config, end, start, day1_sha256)
+    return {
+        "prediction": pred,
+        "health": check_all(day, series, failures, config, now, pred),
+        "risks": risks_day(day, fraction, series, failures, config, now,
+                           (previous or {}).get("risks"), pred),
+    }
+
+
+def day1_sha256(day: date, config: RunConfig, day1: Mapping[str, Any] | None) -> str | None:
+    """Return the prediction sha256 recorded on day 1 (None when this is day 1 or unknown)."""
+    if day == config.run.start or not day1:
+        return None
+    pred = day1.get("prediction")
+    return pred.get("sha256") if isinstance(pred, Mapping) else None
