@@ -124,7 +124,9 @@ def metrics_file(docs: Path, rel: str, sha256: str, size: int) -> MetricsFile | 
     return MetricsFile(Artifact(rel, sha256, size), *found) if found else None
 
 
-def metrics_for(files: Sequence[MetricsFile], start: float, end: float) -> dict[str, list[Artifact]]:
+def metrics_for(
+    files: Sequence[MetricsFile], start: float, end: float
+) -> dict[str, list[Artifact]]:
     """Return the metric files of a day ("day") and those plus the last one before ("through")."""
     day = [f.artifact for f in files if f.first < end and f.last >= start]
     before = [f for f in files if f.first < start]

@@ -12,6 +12,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from chronicle.analysis.corrections import describe as describe_correction
 from chronicle.config import RunConfig
 from chronicle.models import parse_time
 from chronicle.render import (
@@ -140,6 +141,28 @@ def _threads(day: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def provenance_rows(day: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Return the provenance table of a day page: figure rows, and the files they cite by number."""
+    figures = ((day.get("provenance") or {}).get("figures")) or {}
+    files: dict[str, dict[str, Any]] = {}
+    rows = []
+    for path, entry in sorted(figures.items()):
+        refs = []
+        for a in entry.get("artifacts") or []:
+            rel = str(a["path"])
+            if rel not in files:
+                # Links relative to days/<date>.md; chronicle.yml is not published.
+                link = ("../" + rel if rel.startswith("data/")
+                        else rel[len("days/"):] if rel.startswith("days/") else "")
+                files[rel] = {"n": len(files) + 1, "name": rel, "link": link,
+                              "sha256": str(a["sha256"]), "size": a.get("size")}
+            refs.append(str(files[rel]["n"]))
+        rows.append({"figure": path, "kind": entry["kind"],
+                     "method": entry.get("method") or entry.get("read_by") or "",
+                     "inputs": ", ".join(entry.get("inputs") or []), "refs": ", ".join(refs)})
+    return rows, list(files.values())
+
+
 def render_day_markdown(day: Mapping[str, Any], charts: Mapping[str, Mapping[str, Any]],
                         config: RunConfig) -> str:
     """Return the sealed Markdown page of one day."""
@@ -155,10 +178,13 @@ def render_day_markdown(day: Mapping[str, Any], charts: Mapping[str, Mapping[str
     }
     if names:
         meta["image"] = f"days/{date}/{'loss' if 'loss' in charts else names[0]}.svg"
+    prov_rows, prov_files = provenance_rows(day)
     body = render(
         "day.md.j2", day=day, embeds=embeds, figures=key_figures(day), threads=_threads(day),
         failures=day.get("failures") or [], downloads=[f"{date}/{n}.vl.json" for n in names],
-        config=config, parse_time=parse_time,
+        config=config, parse_time=parse_time, provenance=prov_rows,
+        provenance_files=prov_files,
+        corrections=day.get("corrections") or [], describe=describe_correction,
     )
     return front_matter(meta) + body
 
