@@ -27,6 +27,7 @@ CLAIM_FIGURES = (
     "config.sequence_length", "data.tokens", "data.mfu_p50", "data.accelerator_hours",
     "data.cost_usd", "data.projected_cost_usd", "data.restarts", "data.days",
 )
+TRAIN_LOSSES = ("loss", "cross_entropy", "train/loss", "train/cross_entropy_loss")
 _RULE = re.compile(r"^\s*([a-z_0-9]+)\s*(>=|<=|>|<)\s*([-+0-9.eE]+)\s*$")
 
 
@@ -225,6 +226,9 @@ def _prediction(data: Any, problems: list[str]) -> Prediction | None:
     if not isinstance(metric, str) or not metric:
         problems.append("prediction.metric: expected a metric name, e.g. eval_loss")
         metric = "eval_loss"
+    if metric in TRAIN_LOSSES:
+        problems.append(f"prediction.metric: {metric!r} is a train loss; a prediction is about "
+                        "an eval metric (e.g. eval_loss) and is only compared with that metric")
     table: list[tuple[float, float, float | None, float | None]] = []
     for i, row in enumerate(data.get("table") or []):
         nums = [_num(v) for v in row] if isinstance(row, list) else []

@@ -33,6 +33,7 @@ from chronicle.models import FailureRecord, iso
 from chronicle.render import render
 from chronicle.render.day import chart_embed, chart_title, one_line
 from chronicle.render.threads import thread_pages
+from chronicle.render.watch import watch_pages
 from chronicle.store import Store, sha256_file
 
 log = logging.getLogger("mkdocs.plugins.chronicle")
@@ -146,6 +147,7 @@ def site_files(config: RunConfig, bundle: bool = True) -> dict[str, str | bytes]
         accelerators=f"{config.run.accelerators.count} × {config.run.accelerators.kind}",
         prices=sorted(config.run.prices_usd_per_accelerator_hour.items()))
     files.update(_api(config, store, days))
+    files.update(watch_pages(config, store, series, failures, days))
     if bundle:
         files["assets/javascripts/vega-bundle.js"] = ch.javascript_bundle()
     return files

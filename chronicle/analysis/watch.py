@@ -36,3 +36,22 @@ def day1_sha256(day: date, config: RunConfig, day1: Mapping[str, Any] | None) ->
         return None
     pred = day1.get("prediction")
     return pred.get("sha256") if isinstance(pred, Mapping) else None
+
+
+def watch_history(days: Sequence[Mapping[str, Any]], series: Series,
+                  failures: Sequence[FailureRecord], config: RunConfig) -> list[dict[str, Any]]:
+    """Return `watch_day` for every sealed day in order, recomputed from every stored row."""
+    out: list[dict[str, Any]] = []
+    # The registered sha256 is the one sealed on day 1, when that day's JSON recorded it.
+    first: str | None = (days[0].get("prediction") or {}).get("sha256") if days else None
+    previous: dict[str, Any] | None = None
+    for d in days:
+        day = date.fromisoformat(d["date"])
+        sealed_at = datetime.fromisoformat(d["sealed_at"].replace("Z", "+00:00"))
+        w = watch_day(day, d["tokens"].get("budget_fraction"), series, failures, config,
+                      sealed_at, previous, first)
+        if first is None and w["prediction"]:
+            first = w["prediction"]["sha256"]
+        out.append({"date": d["date"], "day": d["day"], **w})
+        previous = w
+    return out
