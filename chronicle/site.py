@@ -26,6 +26,7 @@ from mkdocs.structure.pages import Page
 
 from chronicle import charts as ch
 from chronicle.analysis.series import Series, build_series, day_of_run
+from chronicle.citable import alternate_links, archive_files, day_sections
 from chronicle.config import RunConfig, load_config
 from chronicle.errors import ChronicleError
 from chronicle.figures import events_for
@@ -39,6 +40,8 @@ from chronicle.store import Store, sha256_file
 log = logging.getLogger("mkdocs.plugins.chronicle")
 ETA_WINDOW_DAYS = 7
 _DAY_PAGE = re.compile(r"^days/(\d{4}-\d{2}-\d{2})\.md$")
+# Per build: the run config and store, read once for the hooks below (reset in on_config).
+_BUILD: dict[str, Any] = {}
 
 
 # -- mkdocs entry points -------------------------------------------------------------
@@ -56,6 +59,8 @@ def load_run_config(mkdocs_config: MkDocsConfig) -> RunConfig:
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
     """Set site_url, name, author and copyright from chronicle.yml; pin the build date."""
     run = load_run_config(config)
+    _BUILD.clear()
+    _BUILD["run"] = run
     config.site_url = run.site.url
     config.site_name = run.site.title
     config.site_author = run.site.author
@@ -80,9 +85,28 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Fil
         return markdown
     later = sorted(m.group(1) for f in files.documentation_pages()
                    if (m := _DAY_PAGE.match(f.src_uri)) and m.group(1) > match.group(1))
+    markdown = markdown.rstrip("\n") + "\n\n" + _cite_sections(match.group(1), config)
     if not later:
         return markdown
     return markdown.rstrip("\n") + f"\n\n[Next day: {later[0]} →]({later[0]}.md)\n"
+
+
+def _cite_sections(day: str, config: MkDocsConfig) -> str:
+    """Return the citation and data-file blocks of a sealed day (they name its sha256)."""
+    run = _BUILD.get("run") or load_run_config(config)
+    if "sealers" not in _BUILD:
+        _BUILD["sealers"] = Store(run.docs_dir).sealed_days()
+    snap = _BUILD["sealers"].get(date.fromisoformat(day))
+    path = run.docs_dir / "days" / f"{day}.json"
+    if snap is None or not path.is_file():
+        return ""
+    return day_sections(run, json.loads(path.read_bytes()), snap)
+
+
+def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
+    """Announce the failures and corrections feeds in every page's <head>."""
+    run = _BUILD.get("run") or load_run_config(config)
+    return output.replace("</head>", alternate_links(run) + "</head>", 1)
 
 
 @event_priority(-100)  # after the rss plugin has written its feeds
@@ -90,6 +114,7 @@ def on_post_build(config: MkDocsConfig) -> None:
     """Fill in the byte length of feed enclosures (the rss plugin writes length="None")."""
     # The plugin measures a page image relative to the page's source folder but builds its
     # URL relative to the site root; day images are site-root paths, so measure them here.
+    _serve_sealed_sources(config)
     rss = config.plugins.get("rss")
     names = getattr(getattr(rss, "config", None), "feeds_filenames", None)
     if names is None:
@@ -107,6 +132,15 @@ def on_post_build(config: MkDocsConfig) -> None:
         if path.is_file():
             path.write_text(pattern.sub(length, path.read_text(encoding="utf-8")),
                             encoding="utf-8")
+
+
+def _serve_sealed_sources(config: MkDocsConfig) -> None:
+    """Copy each sealed day's Markdown to the site byte for byte: its cited sha256 is checkable."""
+    docs, site_dir = Path(config.docs_dir), Path(config.site_dir)
+    for path in sorted((docs / "days").glob("*.md")):
+        if _DAY_PAGE.match(f"days/{path.name}"):
+            (site_dir / "days").mkdir(parents=True, exist_ok=True)
+            (site_dir / "days" / path.name).write_bytes(path.read_bytes())
 
 
 def generate(config: RunConfig) -> None:
@@ -147,6 +181,7 @@ def site_files(config: RunConfig, bundle: bool = True) -> dict[str, str | bytes]
         accelerators=f"{config.run.accelerators.count} × {config.run.accelerators.kind}",
         prices=sorted(config.run.prices_usd_per_accelerator_hour.items()))
     files.update(_api(config, store, days))
+    files.update(archive_files(config, store, days, failures))
     files.update(watch_pages(config, store, series, failures, days))
     if bundle:
         files["assets/javascripts/vega-bundle.js"] = ch.javascript_bundle()
@@ -359,4 +394,4 @@ def _dump(obj: Mapping[str, Any]) -> str:
 
 
 __all__ = ["generate", "load_run_config", "on_config", "on_page_markdown", "on_post_build",
-           "site_files"]
+           "on_post_page", "site_files"]

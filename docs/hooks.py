@@ -4,4 +4,5 @@ from chronicle.site import (  # noqa: F401  (mkdocs looks the hooks up by name)
     on_config,
     on_page_markdown,
     on_post_build,
+    on_post_page,
 )

@@ -1,0 +1,125 @@
+"""The citable archive's generated files: citations, the snapshot chain, corrections, feeds.
+
+Pure functions of the store and the config, called by site.py at build time (gen-files
+for files, the page hook for the blocks appended to sealed day pages).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from chronicle import feeds
+from chronicle.config import RunConfig
+from chronicle.models import FailureRecord, iso
+from chronicle.render import render
+from chronicle.render.cite import Entry, citation_cff, cite_markdown, csl_json, data_files
+from chronicle.sealing import published_corrections
+from chronicle.store import SnapshotInfo, Store
+
+
+def day_entry(config: RunConfig, day: Mapping[str, Any], snap: SnapshotInfo) -> Entry:
+    """Return the citation of a sealed day, its sha256s taken from the sealing manifest."""
+    files = snap.sealed.get(day["date"], {})
+    md = files.get(f"days/{day['date']}.md", {})
+    js = files.get(f"days/{day['date']}.json", {})
+    return Entry(
+        title=day["title"], run=config.run.name, site_title=config.site.title,
+        author=config.site.author, day=int(day["day"]), planned_days=config.run.planned_days,
+        date=day["date"], permalink=f"{config.site.url}days/{day['date']}.html",
+        snapshot=snap.id, sealed_at=iso(snap.taken_at) or "", sha256=str(md.get("sha256", "")),
+        json_sha256=js.get("sha256"), license=config.site.license)
+
+
+def day_sections(config: RunConfig, day: Mapping[str, Any], snap: SnapshotInfo) -> str:
+    """Return the Markdown appended to a sealed day page: "Cite this entry" and "Data files"."""
+    used = [a for entry in ((day.get("provenance") or {}).get("figures") or {}).values()
+            for a in entry.get("artifacts") or []]
+    if not used:  # sealed before provenance existed: the snapshot that sealed it
+        used = [{"path": f"data/{snap.id}/{name}", **meta} for name, meta in snap.files.items()]
+    files = data_files(snap.sealed.get(day["date"], {}), used)
+    return cite_markdown(day_entry(config, day, snap), files, f"{day['date']}/cite.json")
+
+
+def snapshot_chain(store: Store) -> list[dict[str, Any]]:
+    """Return the hash chain of manifests, oldest first (api/snapshots.json)."""
+    return [{
+        "snapshot": s.id,
+        "taken_at": iso(s.taken_at),
+        "manifest": f"data/{s.id}/MANIFEST.json",
+        "manifest_sha256": s.manifest_sha256,
+        "previous": s.manifest.get("previous"),
+        "sources": {n: ("ok" if st.ok else "failed") for n, st in sorted(s.sources.items())},
+        "sealed": sorted(s.sealed),
+        "corrections": [c["id"] for c in s.manifest.get("corrections", ())],
+        "backfilled": bool(s.manifest.get("backfilled")),
+    } for s in store.snapshots()]
+
+
+def failures_first_seen(store: Store) -> dict[str, datetime]:
+    """Return when each failure id first appeared in a snapshot's failures.json."""
+    seen: dict[str, datetime] = {}
+    for snap in store.snapshots():
+        if "failures.json" in snap.files:
+            for raw in json.loads((snap.path / "failures.json").read_bytes()):
+                seen.setdefault(str(raw["id"]), snap.taken_at)
+    return seen
+
+
+def archive_files(config: RunConfig, store: Store, days: Sequence[Mapping[str, Any]],
+                  failures: Sequence[FailureRecord]) -> dict[str, str | bytes]:
+    """Return the citation, chain, corrections and feed files of the site."""
+    url = config.site.url
+    latest = store.latest()
+    built = latest.taken_at if latest else datetime(1970, 1, 1, tzinfo=UTC)
+    sealers = store.sealed_days()
+    out: dict[str, str | bytes] = {}
+    for d in days:
+        snap = sealers.get(datetime.fromisoformat(d["date"]).date())
+        if snap is not None:
+            out[f"days/{d['date']}/cite.json"] = csl_json(day_entry(config, d, snap))
+    out["CITATION.cff"] = citation_cff(
+        title=config.site.title, author=config.site.author, url=url,
+        released=latest.taken_at.date().isoformat() if latest else None,
+        license_id=config.site.license, version=latest.id if latest else None,
+        abstract=f"A dated chronicle of the training run {config.run.name}: one sealed, "
+                 "checksummed page per day, with the data each page was built from.")
+    out["api/snapshots.json"] = json.dumps({"run": config.run.name, "chain": snapshot_chain(store)},
+                                           indent=1, sort_keys=True) + "\n"
+    corrections = published_corrections(store)
+    announced = {c["id"]: d["date"] for d in days for c in d.get("corrections") or ()}
+    out["corrections.md"] = render(
+        "corrections.md.j2", corrections=list(reversed(corrections)), announced=announced)
+    groups = {
+        "failures": (feeds.failure_items(failures, failures_first_seen(store), url),
+                     f"{config.site.title}: failures",
+                     "Failure records of the run: incidents, restarts, gaps, loss spikes.",
+                     f"{url}failures.html"),
+        "corrections": (feeds.correction_items(corrections, announced, url),
+                        f"{config.site.title}: corrections",
+                        "Late data that changed a figure of a sealed day.",
+                        f"{url}corrections.html"),
+    }
+    for name, (items, title, about, page) in groups.items():
+        xml_name, json_name = feeds.FEEDS[name]
+        out[xml_name] = feeds.rss(items, title, about, page, url + xml_name, built)
+        out[json_name] = feeds.json_feed(items, title, about, page, url + json_name)
+    return out
+
+
+def alternate_links(config: RunConfig) -> str:
+    """Return the <link rel="alternate"> tags announcing the failures and corrections feeds."""
+    tags = []
+    for name, (xml_name, json_name) in feeds.FEEDS.items():
+        title = f"{config.site.title}: {name}"
+        tags.append(f'<link rel="alternate" type="application/rss+xml" title="{_attr(title)}" '
+                    f'href="{config.site.url}{xml_name}">')
+        tags.append(f'<link rel="alternate" type="application/feed+json" '
+                    f'title="{_attr(title)} (JSON)" href="{config.site.url}{json_name}">')
+    return "".join(tags)
+
+
+def _attr(text: str) -> str:
+    return text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")

@@ -1,0 +1,111 @@
+"""The failures and corrections feeds (RSS 2.0 via feedgen, plus JSON Feed 1.1).
+
+The daily feed comes from mkdocs-rss-plugin; these two are built from the store. Pure:
+every date comes from the store (a rebuild re-announces nothing), every GUID is a
+record's stable id, and text from issues is escaped, never markup.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from html import escape
+from typing import Any
+
+from feedgen.feed import FeedGenerator
+
+from chronicle.analysis.corrections import describe
+from chronicle.models import FailureRecord, iso, parse_time
+
+FEEDS = {
+    "failures": ("feed_failures.xml", "feed_failures.json"),
+    "corrections": ("feed_corrections.xml", "feed_corrections.json"),
+}
+
+
+@dataclass(frozen=True)
+class Item:
+    """One feed item: a stable GUID, a date (UTC), a title, a link and an HTML summary."""
+
+    guid: str
+    published: datetime
+    title: str
+    link: str
+    html: str
+
+
+def failure_items(failures: Sequence[FailureRecord], first_seen: Mapping[str, datetime],
+                  site_url: str) -> list[Item]:
+    """Return one item per failure record, dated when a snapshot first recorded it."""
+    out = []
+    for f in failures:
+        when = first_seen.get(f.id, f.start)
+        end = iso(f.end) if f.end else "ongoing"
+        hours = (f"{f.accelerator_hours_lost:,.0f}" if f.accelerator_hours_lost is not None
+                 else "unknown")
+        evidence = "".join(f'<li><a href="{escape(u)}">{escape(u)}</a></li>'
+                           for u in f.evidence if u.startswith(("https://", "http://")))
+        html = (f"<p>{escape(f.what)}</p><p>Kind: {escape(f.kind)}. Start {iso(f.start)}, "
+                f"end {end}. Accelerator-hours lost: {hours}.</p>"
+                + (f"<ul>{evidence}</ul>" if evidence else ""))
+        out.append(Item(f"{site_url}failures.html#failure:{f.id}", when,
+                        f"Failure {f.id}: {f.what}", f"{site_url}failures.html", html))
+    return sorted(out, key=lambda i: (i.published, i.guid))
+
+
+def correction_items(corrections: Sequence[Mapping[str, Any]],
+                     announced_in: Mapping[str, str], site_url: str) -> list[Item]:
+    """Return one item per correction, dated when the snapshot that found it was taken."""
+    out = []
+    for c in corrections:
+        found = parse_time(c["found_at"])
+        assert found is not None
+        link = f"{site_url}days/{c['day']}.html"
+        entry = announced_in.get(c["id"])
+        html = f'<p>{escape(describe(c))}</p><p>The sealed page <a href="{link}">{c["day"]}</a> '
+        html += "is unchanged"
+        if entry:
+            html += (f'; the correction is announced in the entry of <a href="{site_url}days/'
+                     f'{entry}.html">{entry}</a>')
+        html += ".</p>"
+        out.append(Item(f"{site_url}corrections.html#{c['id']}", found,
+                        f"Correction to {c['day']}: {c['figure']}", link, html))
+    return sorted(out, key=lambda i: (i.published, i.guid))
+
+
+def rss(items: Sequence[Item], title: str, description: str, page_url: str, feed_url: str,
+        built: datetime) -> bytes:
+    """Return an RSS 2.0 feed of the items, newest first."""
+    fg = FeedGenerator()
+    fg.title(title)
+    fg.link(href=page_url, rel="alternate")
+    fg.link(href=feed_url, rel="self")
+    fg.description(description)
+    fg.language("en")
+    fg.lastBuildDate(built)
+    fg.generator("chronicle")
+    for item in items:  # feedgen prepends: the newest ends up first
+        fe = fg.add_entry()
+        fe.guid(item.guid, permalink=False)
+        fe.title(item.title)
+        fe.link(href=item.link)
+        fe.description(item.html)
+        fe.pubDate(item.published)
+    return bytes(fg.rss_str(pretty=True))
+
+
+def json_feed(items: Sequence[Item], title: str, description: str, page_url: str,
+              feed_url: str) -> str:
+    """Return a JSON Feed 1.1 of the items, newest first."""
+    doc = {
+        "version": "https://jsonfeed.org/version/1.1",
+        "title": title,
+        "description": description,
+        "home_page_url": page_url,
+        "feed_url": feed_url,
+        "items": [{"id": i.guid, "url": i.link, "title": i.title, "content_html": i.html,
+                   "date_published": iso(i.published)} for i in reversed(items)],
+    }
+    return json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n"

@@ -1,0 +1,185 @@
+"""Citations: a day's "Cite this entry" and "Data files" blocks, CSL-JSON and CITATION.cff.
+
+Added at build time, not at sealing: a page cannot contain its own sha256, so the block
+that names it is appended to the sealed page's Markdown by the site hook, while the
+sealed file itself (and the sha256 the manifest recorded for it) never changes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+import yaml
+
+CFF_VERSION = "1.2.0"
+_BIBTEX_SPECIAL = re.compile(r"([&%$#_{}~^\\])")
+_SPDX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.+-]*$")
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """One file a day page was built from: name (path relative to docs/), size, sha256."""
+
+    path: str
+    size: int
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Entry:
+    """What a citation of one sealed day names."""
+
+    title: str
+    run: str
+    site_title: str
+    author: str
+    day: int
+    planned_days: int
+    date: str
+    permalink: str
+    snapshot: str
+    sealed_at: str
+    sha256: str  # of the sealed Markdown page, as its sealing manifest recorded it
+    json_sha256: str | None
+    license: str
+
+
+def entry_key(e: Entry) -> str:
+    """Return the BibTeX / CSL id of an entry: <run slug>-day<NNN>."""
+    slug = re.sub(r"[^a-z0-9]+", "-", e.run.lower()).strip("-") or "chronicle"
+    return f"{slug}-day{e.day:03d}"
+
+
+def _tex(text: str) -> str:
+    return _BIBTEX_SPECIAL.sub(lambda m: "\\textbackslash{}" if m.group(1) == "\\"
+                               else "\\" + m.group(1), text)
+
+
+def bibtex(e: Entry) -> str:
+    """Return a BibTeX @misc record of the entry."""
+    when = date.fromisoformat(e.date)
+    note = (f"{e.site_title}, day {e.day} of {e.planned_days} of the training run {e.run}. "
+            f"Sealed by snapshot {e.snapshot}; sha256 of the sealed page: {e.sha256}. "
+            "Accessed YYYY-MM-DD")
+    fields = [
+        ("author", "{" + _tex(e.author) + "}"),
+        ("title", _tex(f"{e.run}: {e.title}")),
+        ("year", str(when.year)),
+        ("month", _MONTHS[when.month - 1]),
+        ("howpublished", "\\url{" + e.permalink + "}"),
+        ("url", e.permalink),
+        ("note", _tex(note)),
+    ]
+    body = ",\n".join(f"  {name} = {{{value}}}" if name != "month" else f"  {name} = {value}"
+                      for name, value in fields)
+    return f"@misc{{{entry_key(e)},\n{body}\n}}\n"
+
+
+def plain_citation(e: Entry) -> str:
+    """Return a one-paragraph plain-text citation of the entry."""
+    return (f"{e.author}. \u201c{e.run}: {e.title}.\u201d {e.site_title}, day {e.day} of "
+            f"{e.planned_days}, {e.date}. {e.permalink}. Snapshot {e.snapshot}, sha256 "
+            f"{e.sha256}. Accessed [YYYY-MM-DD].")
+
+
+def csl_json(e: Entry) -> str:
+    """Return the entry as a CSL-JSON list (one item), for reference managers."""
+    when = date.fromisoformat(e.date)
+    item = {
+        "id": entry_key(e),
+        "type": "webpage",
+        "title": f"{e.run}: {e.title}",
+        "author": [{"literal": e.author}],
+        "container-title": e.site_title,
+        "issued": {"date-parts": [[when.year, when.month, when.day]]},
+        "URL": e.permalink,
+        "version": e.snapshot,
+        "note": f"Sealed by snapshot {e.snapshot} at {e.sealed_at}; sha256 {e.sha256}",
+        "license": e.license,
+    }
+    return json.dumps([item], indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def cite_markdown(e: Entry, files: Sequence[DataFile], cite_json: str) -> str:
+    """Return the "Cite this entry" and "Data files" sections appended to a day page."""
+    lines = [
+        "## Cite this entry", "",
+        f"Permalink: <{e.permalink}>  ",
+        f"Snapshot: `{e.snapshot}` (sealed {e.sealed_at})  ",
+        f"sha256 of the sealed page: `{e.sha256}` "
+        f'(<a href="{e.date}.md">the sealed Markdown source</a>, byte for byte)',
+        "",
+        plain_citation(e).replace("*", "\\*").replace("_", "\\_"), "",
+        "```bibtex", bibtex(e).rstrip("\n"), "```", "",
+        f"[CSL-JSON]({cite_json}) · the whole chronicle: [CITATION.cff](../CITATION.cff)", "",
+        "## Data files", "",
+        "The exact files this page was built from; `chronicle verify` checks each against "
+        "its snapshot manifest.", "",
+        "| File | Size | sha256 |", "|---|--:|---|",
+    ]
+    for f in files:
+        lines.append(f"| {_link(f.path)} | {_size(f.size)} | `{f.sha256}` |")
+    return "\n".join(lines) + "\n"
+
+
+def _link(path: str) -> str:
+    """Return a link relative to days/<date>.md to a file of the store."""
+    if path.startswith("days/") and path.endswith(".md"):
+        # Raw HTML: mkdocs would rewrite a Markdown link to the rendered page, and the
+        # point is the sealed source, which the build serves byte for byte.
+        return f'<a href="{path[len("days/"):]}">{path}</a>'
+    rel = path[len("days/"):] if path.startswith("days/") else "../" + path
+    return f"[{path}]({rel})"
+
+
+def _size(n: int) -> str:
+    if n >= 1 << 20:
+        return f"{n / (1 << 20):.1f} MB"
+    if n >= 1 << 10:
+        return f"{n / (1 << 10):.1f} KB"
+    return f"{n} B"
+
+
+def citation_cff(
+    title: str, author: str, url: str, released: str | None, license_id: str,
+    abstract: str, kind: str = "dataset", version: str | None = None,
+    repository: str | None = None,
+) -> str:
+    """Return a CITATION.cff (CFF 1.2.0) document."""
+    doc: dict[str, Any] = {
+        "cff-version": CFF_VERSION,
+        "message": "If you use this, please cite it using these metadata.",
+        "type": kind,
+        "title": title,
+        "abstract": abstract,
+        "authors": [{"name": author}],
+        "url": url,
+    }
+    if repository:
+        doc["repository-code"] = repository
+    if version:
+        doc["version"] = version
+    if released:
+        doc["date-released"] = released
+    if _SPDX.match(license_id):
+        doc["license"] = license_id
+    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=10_000)
+
+
+def data_files(sealed: Mapping[str, Mapping[str, Any]], used: Sequence[Mapping[str, Any]],
+               ) -> list[DataFile]:
+    """Return a day's sealed files, then the snapshot files it used, each once."""
+    out: dict[str, DataFile] = {}
+    for rel, meta in sorted(sealed.items()):
+        out[rel] = DataFile(rel, int(meta["size"]), str(meta["sha256"]))
+    for a in used:
+        rel = str(a["path"])
+        if rel.startswith("data/") and rel not in out:
+            out[rel] = DataFile(rel, int(a.get("size") or 0), str(a["sha256"]))
+    return list(out.values())
