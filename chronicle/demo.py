@@ -22,6 +22,65 @@ DEMO_START = date(2026, 8, 20)
 # The nightly job runs at 03:17 UTC (off the top of the hour, like the workflow).
 NIGHTLY = dtime(3, 17, tzinfo=UTC)
 
+# The demo's watch sections. Its prediction follows the simulated eval loss
+# (1.5 + 0.54 p^-0.25 at budget fraction p) with a slightly lower coefficient, 0.535, so the
+# residual is small, positive, and leaves the +-0.012 band when a spike hits an eval.
+DEMO_WATCH = """
+prediction:
+  metric: eval_loss
+  registered: 2026-08-19
+  source: demo fit (1.5 + 0.535 p^-0.25), registered before the simulated launch
+  table:
+    - [0.02, 2.9226, 2.9106, 2.9346]
+    - [0.03, 2.7855, 2.7735, 2.7975]
+    - [0.04, 2.6963, 2.6843, 2.7083]
+    - [0.05, 2.6314, 2.6194, 2.6434]
+    - [0.06, 2.5810, 2.5690, 2.5930]
+    - [0.08, 2.5060, 2.4940, 2.5180]
+    - [0.1, 2.4514, 2.4394, 2.4634]
+    - [0.125, 2.3998, 2.3878, 2.4118]
+    - [0.15, 2.3597, 2.3477, 2.3717]
+    - [0.2, 2.3000, 2.2880, 2.3120]
+    - [0.25, 2.2566, 2.2446, 2.2686]
+    - [0.3, 2.2229, 2.2109, 2.2349]
+    - [0.35, 2.1956, 2.1836, 2.2076]
+    - [0.4, 2.1727, 2.1607, 2.1847]
+    - [0.45, 2.1532, 2.1412, 2.1652]
+    - [0.5, 2.1362, 2.1242, 2.1482]
+    - [0.55, 2.1212, 2.1092, 2.1332]
+    - [0.6, 2.1079, 2.0959, 2.1199]
+    - [0.65, 2.0958, 2.0838, 2.1078]
+    - [0.7, 2.0849, 2.0729, 2.0969]
+    - [0.75, 2.0749, 2.0629, 2.0869]
+    - [0.8, 2.0657, 2.0537, 2.0777]
+    - [0.85, 2.0572, 2.0452, 2.0692]
+    - [0.9, 2.0493, 2.0373, 2.0613]
+    - [0.95, 2.0419, 2.0299, 2.0539]
+    - [1.0, 2.0350, 2.0230, 2.0470]
+risks:
+  - {id: grad-norm-growth, title: Grad-norm growth peaking at 25-38% of the run,
+     metric: grad_norm, rule: "p50 > 0.36", window: 60, watch: [0.2, 0.45],
+     reason: "the gradient norm rose towards a peak near a third of the run on the ladder"}
+  - {id: first-quarter, title: "First 25% of the budget: the go / no-go decision",
+     metric: prediction, rule: "band_excess > 0", watch: [0.2, 0.25],
+     reason: "eval loss outside the prediction band at 25% would reopen the decision"}
+  - {id: data-mix-switch, title: Data-mix phase switch to mid-training,
+     metric: eval_loss, rule: "increase > 0.03", watch: [0.78, 0.85]}
+  - {id: drop-rebound, title: Token dropping rebounding after a context-length change,
+     metric: drop_fraction, rule: "p50 > 0.05", window: 60, watch: [0.8, 1.0]}
+claims:
+  - {statement: "The run uses 792 GPUs", value: 792, unit: GPUs, who: an example post,
+     where: illustrative claim, when: 2026-08-18, against: config.accelerators, how: equals}
+  - {statement: "18.75T tokens", value: 18.75e12, unit: tokens, who: an example post,
+     where: illustrative claim, when: 2026-08-18, against: config.token_budget, how: within,
+     tolerance: 0.01}
+  - {statement: "MFU p50 13.6%", value: 13.6, unit: percent, who: an example post,
+     where: illustrative claim, when: 2026-08-25, against: data.mfu_p50, how: within,
+     tolerance: 0.1}
+  - {statement: "Billions of dollars of compute", value: 1.0e9, unit: USD, who: an example post,
+     where: illustrative claim, against: data.projected_cost_usd, how: at_least}
+"""
+
 
 @dataclass(frozen=True)
 class DemoReport:
@@ -57,6 +116,7 @@ def run_demo(
                 labels=("hero-run",),
                 url="https://example.org/chronicle-demo/",
                 author="chronicle demo",
+                watch=DEMO_WATCH,
             ),
         )
     config = load_config(out)

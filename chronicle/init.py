@@ -63,6 +63,25 @@ simulated:
 site:
   url: {url}
   author: {author}
+{watch}"""
+
+# What the run's watchers watch (all optional; README lists every key). Commented out for a
+# new chronicle: fill in your own prediction and claims before the run starts.
+WATCH_TEMPLATE = """
+# prediction:                   # frozen before launch; its sha256 is sealed on day 1
+#   metric: eval_loss           # an eval metric: never compared with train loss
+#   registered: 2026-08-19
+#   table:                      # [budget fraction, predicted, low, high]
+#     - [0.05, 2.392, 2.386, 2.413]
+#     - [1.0, 2.039, 2.038, 2.041]
+# health:                       # override or extend the 12 default checks
+#   - {id: grad_norm, rule: "max > 3.0"}
+# risks:
+#   - {id: first-quarter, title: "25% of the budget: continue or stop",
+#      metric: prediction, rule: "band_excess > 0", watch: [0.2, 0.25]}
+# claims:
+#   - {statement: "792 GPUs", value: 792, unit: GPUs, who: someone, where: a post,
+#      when: 2026-08-01, against: config.accelerators, how: equals}
 """
 
 FAILURES_TEMPLATE = """\
@@ -95,6 +114,7 @@ class InitOptions:
     labels: tuple[str, ...] = ("training-run",)
     url: str = "https://example.org/chronicle/"
     author: str = "chronicle contributors"
+    watch: str = WATCH_TEMPLATE  # the prediction / health / risks / claims sections
 
 
 def init_chronicle(target: Path, options: InitOptions) -> list[Path]:
@@ -132,6 +152,7 @@ def init_chronicle(target: Path, options: InitOptions) -> list[Path]:
         labels=", ".join(options.labels),
         url=options.url,
         author=options.author,
+        watch=options.watch,
     )
     for name, text in (("chronicle.yml", config), ("failures.yml", FAILURES_TEMPLATE)):
         path = target / name
