@@ -13,6 +13,7 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from chronicle.analysis.corrections import describe as describe_correction
+from chronicle.analysis.prediction import residual_line
 from chronicle.config import RunConfig
 from chronicle.models import parse_time
 from chronicle.render import (
@@ -185,8 +186,19 @@ def render_day_markdown(day: Mapping[str, Any], charts: Mapping[str, Mapping[str
         config=config, parse_time=parse_time, provenance=prov_rows,
         provenance_files=prov_files,
         corrections=day.get("corrections") or [], describe=describe_correction,
+        health=_health(day), residual=residual_line(day.get("prediction")),
     )
     return front_matter(meta) + body
+
+
+def _health(day: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Return the day's health verdict and its failed / warning checks (None if not run)."""
+    health = day.get("health")
+    if not health:
+        return None
+    bad = [c for c in health["checks"] if c["status"] in ("fail", "warn")]
+    bad.sort(key=lambda c: (c["status"] != "fail", c["id"]))
+    return {"status": health["status"], "counts": health["counts"], "bad": bad}
 
 
 def render_day_files(day: dict[str, Any], charts: dict[str, dict[str, Any]], svgs: dict[str, str],
