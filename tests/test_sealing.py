@@ -1,0 +1,131 @@
+"""Provenance and corrections through the real snapshot pipeline (simulated source)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from chronicle.analysis.corrections import differs, find_corrections, late_days
+from chronicle.cli import main
+from chronicle.config import RunConfig, load_config
+from chronicle.models import Fetched
+from chronicle.pipeline import fetch_simulated_source, take_snapshot
+from chronicle.provenance import Artifact, MetricsFile, day_provenance, metrics_for
+from chronicle.store import Store, sha256_file
+
+START = date(2026, 8, 20)
+LAG_FROM = datetime(2026, 8, 20, 18, 0, tzinfo=UTC)  # rows of day 1 after this arrive late
+
+
+def _night(n: int) -> datetime:
+    return datetime(2026, 8, 20, 3, 17, tzinfo=UTC) + timedelta(days=n)
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> RunConfig:
+    root = tmp_path / "c"
+    result = CliRunner().invoke(main, ["init", str(root), "--source", "simulated"])
+    assert result.exit_code == 0, result.output
+    text = (root / "chronicle.yml").read_text().replace("days: 100", "days: 4")
+    (root / "chronicle.yml").write_text(text.replace("planned_days: 100", "planned_days: 4"))
+    return load_config(root)
+
+
+def lagging(config: RunConfig, store: Store, as_of: datetime) -> Fetched:
+    """The simulated source, but on the first night W&B has not yet served day 1's evening."""
+    got = fetch_simulated_source(config, store, as_of)
+    if as_of == _night(1) and got.metrics is not None:
+        cut = [r for r in got.metrics if r["timestamp"] < LAG_FROM.timestamp()]
+        return Fetched(cut, got.runs, got.threads, got.failures, got.statuses)
+    return got
+
+
+def test_provenance_names_stored_files_by_their_sha256(config: RunConfig) -> None:
+    for n in (1, 2):
+        take_snapshot(config, _night(n), fetcher=fetch_simulated_source)
+    docs = config.docs_dir
+    day2 = json.loads((docs / "days" / "2026-08-21.json").read_bytes())
+    figures = day2["provenance"]["figures"]
+    assert figures["loss.train_last"]["kind"] == "OBSERVED"
+    assert figures["tokens.day"]["kind"] == "DERIVED"
+    assert figures["tokens.day"]["method"] == "chronicle.days.tokens_day/1"
+    assert "total_tokens (throughput/total_tokens)" in figures["tokens.day"]["inputs"]
+    # tokens that day need the last row before it: the first night's file is named too.
+    paths = [a["path"] for a in figures["tokens.day"]["artifacts"]]
+    assert paths == ["data/2026-08-21T031700Z/metrics.parquet",
+                     "data/2026-08-22T031700Z/metrics.parquet"]
+    assert [a["path"] for a in figures["loss.train_change"]["artifacts"]][-1] == \
+        "days/2026-08-20.json"
+    for entry in figures.values():
+        for a in entry["artifacts"]:
+            path = config.root / a["path"] if a["path"] == "chronicle.yml" else docs / a["path"]
+            assert sha256_file(path) == a["sha256"], a["path"]
+            assert path.stat().st_size == a["size"]
+    page = (docs / "days" / "2026-08-21.md").read_text()
+    assert '??? info "Where each figure comes from"' in page
+    assert "`chronicle.days.tokens_day/1`" in page
+    assert "(../data/2026-08-22T031700Z/metrics.parquet)" in page
+
+
+def test_late_rows_become_a_correction_and_the_sealed_page_stays(config: RunConfig) -> None:
+    store = Store(config.docs_dir)
+    take_snapshot(config, _night(1), fetcher=lagging, store=store)
+    sealed = {p: p.read_bytes() for p in (config.docs_dir / "days").rglob("*") if p.is_file()}
+    before = json.loads((config.docs_dir / "days" / "2026-08-20.json").read_bytes())
+    take_snapshot(config, _night(2), fetcher=lagging, store=store)
+
+    # The sealed day is untouched; the manifest and the next entry carry the corrections.
+    for path, blob in sealed.items():
+        assert path.read_bytes() == blob, path
+    manifest = store.latest().manifest  # type: ignore[union-attr]
+    found = {c["figure"]: c for c in manifest["corrections"]}
+    assert {"tokens.day", "loss.train_last", "data.rows"} <= set(found)
+    rows = found["data.rows"]
+    assert rows["day"] == "2026-08-20" and rows["sealed"] == before["data"]["rows"]
+    assert rows["corrected"] > rows["sealed"]
+    assert rows["id"] == "2026-08-20/data.rows/2026-08-22T031700Z"
+    assert f"{rows['corrected'] - rows['sealed']} metric row(s)" in rows["reason"]
+    assert found["downtime_seconds"]["corrected"] < found["downtime_seconds"]["sealed"]
+    day2 = json.loads((config.docs_dir / "days" / "2026-08-21.json").read_bytes())
+    assert [c["id"] for c in day2["corrections"]] == [c["id"] for c in manifest["corrections"]]
+    page = (config.docs_dir / "days" / "2026-08-21.md").read_text()
+    assert "## Corrections to earlier entries" in page and "[2026-08-20](2026-08-20.md)" in page
+
+    # Nothing new about day 1: the third night finds no correction, and verify is clean.
+    take_snapshot(config, _night(3), fetcher=lagging, store=store)
+    assert "corrections" not in store.latest().manifest  # type: ignore[union-attr]
+    assert store.verify() == []
+
+
+def test_find_corrections_compares_with_the_latest_published_value() -> None:
+    sealed = {"sealed_by": "s1", "tokens": {"day": 100.0}, "loss": {"train_last": 2.0},
+              "data": {"rows": 10}, "downtime_seconds": 0.0}
+    now = {"tokens": {"day": 150.0}, "loss": {"train_last": 2.0}, "data": {"rows": 15},
+           "downtime_seconds": 0.0}
+    at = datetime(2026, 8, 23, tzinfo=UTC)
+    first = find_corrections(START, sealed, now, [], 5, "s2", at)
+    assert [(c["figure"], c["previous"], c["corrected"]) for c in first] == [
+        ("tokens.day", 100.0, 150.0), ("data.rows", 10, 15)]
+    # Once published, the same values are not corrected again.
+    assert find_corrections(START, sealed, now, first, 5, "s3", at) == []
+    assert differs(None, 1.0, "tokens.day") and not differs(1.0, 1.0 + 1e-12, "loss.train_last")
+    assert late_days([LAG_FROM.timestamp(), LAG_FROM.timestamp() + 86400]) == {
+        START: 1, START + timedelta(days=1): 1}
+
+
+def test_metric_scopes_add_the_file_holding_the_row_before_the_day() -> None:
+    a = Artifact("data/a/metrics.parquet", "aa", 1)
+    b = Artifact("data/b/metrics.parquet", "bb", 1)
+    c = Artifact("data/c/metrics.parquet", "cc", 1)
+    files = [MetricsFile(a, 0.0, 50.0), MetricsFile(b, 60.0, 120.0), MetricsFile(c, 130.0, 200.0)]
+    scopes = metrics_for(files, 100.0, 150.0)
+    assert scopes == {"day": [b, c], "through": [b, c]}
+    assert metrics_for(files, 125.0, 180.0) == {"day": [c], "through": [b, c]}
+    prov = day_provenance({"tokens": {"day": 5.0, "budget": None}}, {"total_tokens": "t/t"},
+                          metrics_for(files, 125.0, 180.0))
+    assert set(prov["figures"]) == {"tokens.day"}  # missing figures have no provenance
+    assert prov["figures"]["tokens.day"]["inputs"] == ["total_tokens (t/t)"]
