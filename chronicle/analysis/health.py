@@ -20,6 +20,7 @@ from chronicle.config_watch import Check, Rule
 from chronicle.models import FailureRecord, iso
 
 STATUSES = ("pass", "warn", "fail", "no-data")
+MIN_WINDOW_ROWS = 5
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,11 @@ def read(metrics: Sequence[str], rule: Rule, window: float | None, day: date, se
         return _stat(rule.stat, t, v)
     edges = np.arange(start, end + 1, window * 60.0)
     bucket = np.searchsorted(edges, t, side="right") - 1
-    readings = [_stat(rule.stat, t[bucket == b], v[bucket == b]) for b in np.unique(bucket)]
+    ids, sizes = np.unique(bucket, return_counts=True)
+    # A window holding a couple of rows (a restart's slow first step) is not an hour of
+    # anything: windows need MIN_WINDOW_ROWS rows, unless none has that many.
+    full = ids[sizes >= MIN_WINDOW_ROWS] if (sizes >= MIN_WINDOW_ROWS).any() else ids
+    readings = [_stat(rule.stat, t[bucket == b], v[bucket == b]) for b in full]
     readings = [r for r in readings if r.value is not None]
     if not readings:
         return Reading(None, None)

@@ -23,7 +23,7 @@ from chronicle.analysis.series import Series
 from chronicle.analysis.watch import watch_history
 from chronicle.config import CONFIG_NAME, RunConfig
 from chronicle.models import FailureRecord
-from chronicle.render import render
+from chronicle.render import fmt_si, render
 from chronicle.render.day import chart_embed, chart_title
 from chronicle.store import Store, sha256_file
 
@@ -154,6 +154,12 @@ def _num_experts(store: Store) -> int | None:
     return None
 
 
+def _fig(value: float | None) -> str:
+    if value is None:
+        return "not known yet"
+    return fmt_si(value) if abs(value) >= 1e6 else f"{value:,.6g}"
+
+
 def watch_pages(config: RunConfig, store: Store, series: Series,
                 failures: Sequence[FailureRecord],
                 days: Sequence[Mapping[str, Any]]) -> dict[str, str | bytes]:
@@ -177,6 +183,8 @@ def watch_pages(config: RunConfig, store: Store, series: Series,
                    (CONFIG_NAME, sha256_file(cfg_path) if cfg_path.is_file() else None),
                    (f"data/{latest.id}/MANIFEST.json" if latest else "no snapshot",
                     sha256_file(manifest) if manifest and manifest.is_file() else None))
-    out["claims.md"] = render("claims.md.j2", claims=check_claims(config, figs),
+    claims = [{**c, "value_text": _fig(c["value"]), "figure_text": _fig(c["figure"])}
+              for c in check_claims(config, figs)]
+    out["claims.md"] = render("claims.md.j2", claims=claims,
                               snapshot=latest.id if latest else None)
     return out
