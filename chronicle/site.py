@@ -179,7 +179,8 @@ def site_files(config: RunConfig, bundle: bool = True) -> dict[str, str | bytes]
         repo=config.github.repo, issues=config.github.issues, labels=config.github.labels,
         failure_labels=config.github.failure_labels, license=config.site.license,
         accelerators=f"{config.run.accelerators.count} × {config.run.accelerators.kind}",
-        prices=sorted(config.run.prices_usd_per_accelerator_hour.items()))
+        prices=sorted(config.run.prices_usd_per_accelerator_hour.items()),
+        site_url=config.site.url)
     files.update(_api(config, store, days))
     files.update(archive_files(config, store, days, failures))
     files.update(watch_pages(config, store, series, failures, days))
