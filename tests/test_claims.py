@@ -1,0 +1,46 @@
+"""Claims set against the run's own config and data."""
+
+from __future__ import annotations
+
+import pytest
+
+from chronicle.analysis.claims import check_claims, figures
+from chronicle.errors import ConfigError
+from tests.conftest import make_config
+
+CLAIMS = [
+    {"statement": "792 GPUs", "value": 792, "unit": "GPUs", "who": "w", "where": "x",
+     "when": "2026-08-01", "against": "config.accelerators", "how": "equals"},
+    {"statement": "704 GPUs", "value": 704, "unit": "GPUs", "who": "w", "where": "x",
+     "against": "config.accelerators"},
+    {"statement": "MFU 13.6%", "value": 13.6, "unit": "%", "who": "w", "where": "x",
+     "against": "data.mfu_p50", "how": "within", "tolerance": 0.1},
+    {"statement": "billions", "value": 1e9, "unit": "USD", "who": "w", "where": "x",
+     "against": "data.projected_cost_usd", "how": "at_least"},
+]
+
+
+def _day(mfu: float) -> dict:
+    return {"throughput": {"mfu_p50": mfu}, "restarts": 0}
+
+
+def test_792_is_contradicted_by_704_and_data_claims_wait_for_data() -> None:
+    config = make_config(claims=CLAIMS)
+    artifacts = (("chronicle.yml", "c" * 64), ("data/x/MANIFEST.json", "d" * 64))
+    empty = check_claims(config, figures(config, {}, [], *artifacts))
+    assert [c["status"] for c in empty] == ["contradicted", "consistent", "unverifiable",
+                                            "unverifiable"]
+    assert empty[0]["figure"] == 704 and empty[0]["evidence"] == {"artifact": "chronicle.yml",
+                                                                  "sha256": "c" * 64}
+    cost = {"projected_usd": {"spot": 7.9e6}, "usd": {"spot": 1e5}}
+    later = check_claims(config, figures(config, cost, [_day(21.0), _day(14.0), _day(14.2)],
+                                         *artifacts))
+    assert later[2]["figure"] == 14.2 and later[2]["status"] == "consistent"
+    assert later[3]["status"] == "contradicted"
+    assert later[3]["evidence"]["artifact"] == "data/x/MANIFEST.json"
+
+
+def test_unknown_figure_gets_a_suggestion() -> None:
+    bad = dict(CLAIMS[0], against="config.accelerator")
+    with pytest.raises(ConfigError, match="did you mean 'config.accelerators'"):
+        make_config(claims=[bad])
