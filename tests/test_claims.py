@@ -42,5 +42,5 @@ def test_792_is_contradicted_by_704_and_data_claims_wait_for_data() -> None:
 
 def test_unknown_figure_gets_a_suggestion() -> None:
     bad = dict(CLAIMS[0], against="config.accelerator")
-    with pytest.raises(ConfigError, match="did you mean 'config.accelerators'"):
+    with pytest.raises(ConfigError, match=r"did you mean 'config\.accelerators'"):
         make_config(claims=[bad])

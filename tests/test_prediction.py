@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -43,7 +44,7 @@ def _by_hand(fraction: float) -> tuple[float, float, float] | None:
     rows = FIXTURE["table"]
     if not rows[0][0] <= fraction <= rows[-1][0]:
         return None
-    for (f0, *a), (f1, *b) in zip(rows, rows[1:], strict=False):
+    for (f0, *a), (f1, *b) in itertools.pairwise(rows):
         if f0 <= fraction <= f1:
             w = (fraction - f0) / (f1 - f0)
             return tuple(x + w * (y - x) for x, y in zip(a, b, strict=True))  # type: ignore

@@ -118,7 +118,8 @@ def _throughput_page(config: RunConfig, series: Series, days: Sequence[Mapping[s
     if mfu is not None:
         band = [(_noon(r["date"]), r["mfu_p10"], r["mfu_p90"]) for r in rows
                 if r["mfu_p10"] is not None and r["mfu_p90"] is not None]
-        bands = {"MFU p10–p90": tuple(np.array(c, dtype=float) for c in zip(*band, strict=True))}
+        arr = np.array(band, dtype=float).reshape(-1, 3)
+        bands = {"MFU p10–p90": (arr[:, 0], arr[:, 1], arr[:, 2])}
         spec = ch.line_chart({"MFU p50": mfu}, title="MFU per day (percent of peak FLOPs)",
                              y_title="MFU (percent)", bands=bands if band else None,
                              rules=[(15.0, "alert 15%")])
