@@ -1,0 +1,276 @@
+"""Rehearse the nightly workflow locally: `python -m tests.rehearsal [--nights N] [--keep DIR]`.
+
+Runs the `run:` scripts of .github/workflows/nightly.yml's snapshot job (and its keepalive
+job), night after night, with bash as GitHub does, the real `chronicle` CLI of this venv,
+and fake W&B and GitHub servers on 127.0.0.1; commits go to a local bare git remote.
+Night 2's first attempt is killed halfway, W&B answers 500 on night 3, and night 4 has
+no new data. After every night the checks in tests/rehearsal_checks.py run; the first
+failing check stops the rehearsal with a message naming the night and the check.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from chronicle.store import snapshot_id
+from tests.rehearsal_checks import NightResult, RehearsalFailure, check_final, check_night
+from tests.rehearsal_world import ENTITY, PROJECT, RUN, START, Night, World, night_plan
+from tests.test_workflows import NIGHTLY, _git, _load, _run_step
+
+# >= 40 characters, as W&B keys are; the checks make sure it never reaches a file.
+API_KEY = "rehearsal-wandb-key-0123456789abcdef-0123456789abcdef"
+GH_TOKEN = "ghs_rehearsal0123456789abcdefREHEARSAL"
+BRANCH = "main"
+# `run:` steps that only make sense on a GitHub runner, by name, and why they are skipped.
+SKIPPED = {
+    "Install chronicle": "pip-installs chronicle; the rehearsal runs this checkout's CLI "
+                         "from the current venv instead",
+}
+_EXPR = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
+KILL_WAIT_SECONDS = 120.0
+
+
+@dataclass(frozen=True)
+class Scratch:
+    """The rehearsal's folders: the bare remote, the runner's checkout and temp space."""
+
+    root: Path
+
+    @property
+    def remote(self) -> Path:
+        return self.root / "remote.git"
+
+    @property
+    def work(self) -> Path:
+        return self.root / "work"
+
+    @property
+    def temp(self) -> Path:
+        return self.root / "runner-temp"
+
+    @property
+    def shim(self) -> Path:
+        return self.root / "bin"
+
+
+def venv_chronicle() -> Path:
+    """Return the `chronicle` executable beside this interpreter (e.g. .venv/bin)."""
+    path = Path(sys.executable).parent / "chronicle"
+    if not path.is_file():
+        raise RehearsalFailure(0, "set-up", f"{path} not found: install chronicle into this "
+                               "venv first (`make install`, or pip install -e .)")
+    return path
+
+
+def _workflow_steps(job: str) -> list[dict[str, Any]]:
+    """Return the job's `run:` steps in order, minus the GitHub-only ones (SKIPPED)."""
+    steps = _load(NIGHTLY)["jobs"][job]["steps"]
+    names = {s.get("name") for s in steps}
+    missing = set(SKIPPED) - names if job == "snapshot" else set()
+    if missing:
+        raise RehearsalFailure(0, "set-up", f"{NIGHTLY}: no step named {sorted(missing)}; "
+                               "update SKIPPED in tests/rehearsal.py")
+    for step in steps:
+        if "if" in step or "working-directory" in step or step.get("shell", "bash") != "bash":
+            raise RehearsalFailure(0, "set-up", f"{NIGHTLY}: step {step.get('name')!r} uses "
+                                   "if/working-directory/shell, which the rehearsal cannot run")
+    return [s for s in steps if "run" in s and s.get("name") not in SKIPPED]
+
+
+def _expand(text: str, context: dict[str, str]) -> str:
+    """Substitute ${{ a || b }} expressions from `context`; unknown names fail loudly."""
+
+    def value(match: re.Match[str]) -> str:
+        for name in (part.strip() for part in match.group(1).split("||")):
+            if name not in context:
+                raise RehearsalFailure(0, "workflow expression", f"{NIGHTLY}: the "
+                                       f"rehearsal cannot evaluate ${{{{ {name} }}}}")
+            if context[name]:
+                return context[name]
+        return ""
+
+    return _EXPR.sub(value, text)
+
+
+def _set_up(scratch: Scratch, world: World) -> None:
+    """Make the bare remote and the runner's clone of it: a `chronicle init` chronicle."""
+    scratch.root.mkdir(parents=True, exist_ok=True)
+    seed = scratch.root / "seed"
+    subprocess.run([str(venv_chronicle()), "init", str(seed), "--source", "live",
+                    "--name", "Rehearsal of the Marin hero run"],
+                   check=True, capture_output=True, timeout=60)
+    config_path = seed / "chronicle.yml"
+    config = yaml.safe_load(config_path.read_text(encoding="utf-8"))
+    config["run"]["start"] = START
+    config["wandb"].update({"entity": ENTITY, "project": PROJECT, "runs": [RUN],
+                            "timeout_seconds": 2})
+    config["github"] = {"repo": world.github.world["repo"], "issues": [8506, 8453],
+                        "labels": ["hero-run"], "failure_labels": ["incident"],
+                        "max_rate_limit_wait_seconds": 1}
+    config_path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    _git(scratch.root, "init", "-q", "--bare", str(scratch.remote))
+    _git(seed, "init", "-q")
+    _git(seed, "add", ".")
+    _git(seed, "commit", "-q", "-m", "chronicle init")
+    _git(seed, "push", "-q", str(scratch.remote), f"HEAD:refs/heads/{BRANCH}")
+    _git(scratch.root, "clone", "-q", "--branch", BRANCH, str(scratch.remote), str(scratch.work))
+    scratch.temp.mkdir()
+    scratch.shim.mkdir()
+    # `chronicle` is the venv's real CLI, wrapped to record its exit code for the checks.
+    shim = scratch.shim / "chronicle"
+    shim.write_text(f'#!/bin/sh\n"{venv_chronicle()}" "$@"\nrc=$?\n'
+                    f'echo "$rc $*" >> "{scratch.root / "chronicle-calls"}"\nexit $rc\n',
+                    encoding="utf-8")
+    shim.chmod(0o755)
+
+
+def _env(scratch: Scratch, world: World) -> dict[str, str]:
+    """Return the runner's environment, minus each step's own `env:`."""
+    return {
+        "PATH": os.pathsep.join([str(scratch.shim), str(Path(sys.executable).parent),
+                                 os.environ.get("PATH", "/usr/bin:/bin")]),
+        "WANDB_BASE_URL": world.wandb.url,
+        "GITHUB_API_URL": world.github.base_url,
+        "GITHUB_STEP_SUMMARY": str(scratch.root / "step-summary.md"),
+        "RUNNER_TEMP": str(scratch.temp),
+        "LC_ALL": "C.UTF-8",
+    }
+
+
+def _context(scratch: Scratch, night: Night, outputs: dict[str, str]) -> dict[str, str]:
+    context = {
+        "secrets.WANDB_API_KEY": API_KEY,
+        "secrets.CHRONICLE_GITHUB_TOKEN": "",
+        "github.token": GH_TOKEN,
+        "github.ref": f"refs/heads/{BRANCH}",
+        "runner.temp": str(scratch.temp),
+        "inputs.as_of": night.stamp,
+        "vars.CHRONICLE_PACKAGE": "",
+    }
+    context.update({f"steps.snap.outputs.{k}": v for k, v in outputs.items()})
+    return context
+
+
+def _run_job(job: str, scratch: Scratch, night: Night, env: dict[str, str]) -> list[str]:
+    """Run a job's steps in the checkout; return their logs. A failing step fails the night."""
+    outputs: dict[str, str] = {}
+    logs = []
+    for step in _workflow_steps(job):
+        context = _context(scratch, night, outputs)
+        step_env = {k: _expand(str(v), context) for k, v in (step.get("env") or {}).items()}
+        script = {"run": _expand(step["run"], context)}
+        started = time.monotonic()
+        result, out = _run_step(script, scratch.work, scratch.shim, {**env, **step_env})
+        outputs.update(out)
+        logs.append(f"--- {job} / {step['name']} (exit {result.returncode}, "
+                    f"{time.monotonic() - started:.1f} s)\n"
+                    f"{result.stdout}{result.stderr}")
+        if result.returncode != 0:
+            raise RehearsalFailure(night.number, f"step {step['name']!r} exited "
+                                   f"{result.returncode}", "".join(logs[-1:]))
+    return logs
+
+
+def _interrupted_attempt(scratch: Scratch, night: Night, env: dict[str, str]) -> str:
+    """Start `chronicle snapshot` for `night` and SIGKILL it halfway through writing.
+
+    A FIFO where the sealed page's temporary file goes makes the kill land at a known
+    point: the snapshot's data files and the day's JSON are written, its page is not.
+    """
+    sid = snapshot_id(night.as_of)
+    day = (night.as_of.date() - timedelta(days=1)).isoformat()
+    days = scratch.work / "docs" / "days"
+    days.mkdir(parents=True, exist_ok=True)
+    fifo = days / f"{day}.md.part"
+    os.mkfifo(fifo)
+    log = (scratch.root / "killed-attempt.log").open("w", encoding="utf-8")
+    full_env = {**env, "HOME": str(scratch.root), "WANDB_API_KEY": API_KEY,
+                "GITHUB_TOKEN": GH_TOKEN, "WANDB_ERROR_REPORTING": "false",
+                "WANDB_DIR": str(scratch.temp / "wandb"),
+                "WANDB_CACHE_DIR": str(scratch.temp / "wandb-cache"),
+                "WANDB_CONFIG_DIR": str(scratch.temp / "wandb-config")}
+    proc = subprocess.Popen(["chronicle", "snapshot", "--as-of", night.stamp],
+                            cwd=scratch.work, env=full_env, stdout=log, stderr=log,
+                            start_new_session=True)
+    tmp = scratch.work / "docs" / "data" / f".tmp-{sid}"
+    deadline = time.monotonic() + KILL_WAIT_SECONDS
+    try:
+        while not (tmp.is_dir() and (days / f"{day}.json").is_file()):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RehearsalFailure(night.number, "killed attempt", "the snapshot never "
+                                       f"reached its sealing step; see {log.name}")
+            time.sleep(0.05)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)  # the group this call started, wandb-core too
+        proc.wait()
+        log.close()
+        fifo.unlink()
+    # What a kill mid-write leaves in place of the FIFO: a cut-off temporary file.
+    fifo.write_bytes(b"# Day 2 (cut off by SIGKILL")
+    left = sorted(p.name for p in tmp.iterdir())
+    return f"killed mid-write: left .tmp-{sid}/ ({', '.join(left)}), days/{day}.json, {fifo.name}"
+
+
+def rehearse(nights: int, root: Path, echo: Any = print) -> list[NightResult]:
+    """Run the rehearsal in `root` (must not exist or be empty); return each night's result."""
+    if root.exists() and any(root.iterdir()):
+        raise RehearsalFailure(0, "set-up", f"{root} is not empty; pass a new folder to --keep")
+    scratch = Scratch(root)
+    plan = night_plan(nights)
+    results: list[NightResult] = []
+    with World(API_KEY) as world:
+        _set_up(scratch, world)
+        env = _env(scratch, world)
+        for night in plan:
+            started = time.monotonic()
+            world.set_night(night)
+            note = ""
+            if night.interrupted_first:
+                note = _interrupted_attempt(scratch, night, env)
+            logs = _run_job("snapshot", scratch, night, env)
+            logs += _run_job("keepalive", scratch, night, env)
+            (scratch.root / f"night-{night.number}.log").write_text("\n".join(logs), "utf-8")
+            result = check_night(scratch.root, night, world, results, logs,
+                                 time.monotonic() - started, note)
+            results.append(result)
+            echo(result.line())
+        check_final(scratch.root, plan, results, secrets=(API_KEY, GH_TOKEN))
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the rehearsal from the command line; return the exit code."""
+    parser = argparse.ArgumentParser(prog="python -m tests.rehearsal", description=__doc__)
+    parser.add_argument("--nights", type=int, default=5, help="nights to rehearse (>= 5)")
+    parser.add_argument("--keep", type=Path, help="run in this new folder and keep it")
+    args = parser.parse_args(argv)
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="chronicle-rehearsal-") as tmp:
+        root = args.keep.resolve() if args.keep else Path(tmp) / "r"
+        print(f"rehearsing {args.nights} nights of .github/workflows/nightly.yml in {root}")
+        print(NightResult.header())
+        try:
+            rehearse(args.nights, root)
+        except (RehearsalFailure, ValueError) as err:
+            print(f"rehearsal FAILED: {err}", file=sys.stderr)
+            return 1
+    print(f"rehearsal passed: {args.nights} nights in {time.monotonic() - started:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

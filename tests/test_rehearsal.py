@@ -1,0 +1,137 @@
+"""The nightly rehearsal (tests/rehearsal.py, `make rehearse`) passes over five nights, and
+its checks fail when what they guard is broken (rewritten history, an altered sealed page,
+a half-written snapshot left behind, a missing stale notice)."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from tests.rehearsal import _expand, main, rehearse
+from tests.rehearsal_checks import (
+    NightResult,
+    RehearsalFailure,
+    check_git,
+    check_site,
+    check_snapshot,
+)
+from tests.rehearsal_world import FAIL_NIGHT, history_rows, night_plan, night_time
+from tests.test_workflows import _git
+
+NIGHTS = 5
+Run = tuple[Path, list[NightResult], list[str]]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
+    if not (Path(sys.executable).parent / "chronicle").is_file():
+        pytest.fail(f"no chronicle executable beside {sys.executable}: run `make install`")
+    root = tmp_path_factory.mktemp("rehearsal") / "r"
+    lines: list[str] = []
+    results = rehearse(NIGHTS, root, echo=lines.append)
+    yield root, results, lines
+
+
+@pytest.fixture
+def copy(run: Run, tmp_path: Path) -> Path:
+    """A copy of the rehearsal's remote and checkout, to tamper with."""
+    root = tmp_path / "r"
+    for name in ("remote.git", "work", "chronicle-calls"):
+        src = run[0] / name
+        (shutil.copytree if src.is_dir() else shutil.copy2)(src, root / name)
+    _git(root / "work", "remote", "set-url", "origin", str(root / "remote.git"))
+    return root
+
+
+def test_five_nights_pass_with_the_planned_outcomes(run: Run) -> None:
+    _, results, lines = run
+    assert [r.exit_code for r in results] == [0, 0, 3, 0, 0]
+    assert [r.sealed for r in results] == [
+        (f"2026-08-{20 + n}",) for n in range(NIGHTS)
+    ]
+    # Night 3 (W&B down) and night 4 (nothing new) store no rows; night 5 stores every row
+    # logged since night 2, each once (the checks compare the stored set with W&B's).
+    night = night_time
+    assert [r.rows for r in results] == [
+        len(history_rows(night(1))),
+        len(history_rows(night(2))) - len(history_rows(night(1))),
+        0,
+        0,
+        len(history_rows(night(5))) - len(history_rows(night(2))),
+    ]
+    assert results[3].threads == 0
+    assert "killed mid-write: left .tmp-2026-08-22T031700Z/" in results[1].note
+    assert len({r.commit for r in results}) == NIGHTS
+    assert len(lines) == NIGHTS and lines[2].split()[:3] == ["3", "2026-08-23T031700Z", "3"]
+
+
+def test_the_remote_holds_one_commit_per_night_on_top_of_init(run: Run) -> None:
+    root, results, _ = run
+    log = _git(root / "remote.git", "log", "--format=%H %s", "main").splitlines()
+    assert [line.split()[0] for line in log[:-1]] == [r.commit for r in reversed(results)]
+    assert log[-1].endswith(" chronicle init")
+    assert log[NIGHTS - FAIL_NIGHT].endswith("(degraded: wandb failed)")
+
+
+def test_check_git_catches_rewritten_history(run: Run, copy: Path) -> None:
+    _, results, _ = run
+    plan = night_plan(NIGHTS)
+    remote = copy / "remote.git"
+    assert check_git(copy, plan[-1], results[:-1]) == results[-1].commit  # untouched: passes
+    # Night 5's commit replayed on night 3's: night 4's commit is dropped from history.
+    tree = _git(remote, "rev-parse", "main^{tree}")
+    message = _git(remote, "log", "-1", "--format=%B", "main")
+    rewritten = _git(remote, "commit-tree", tree, "-p", results[2].commit, "-m", message)
+    _git(remote, "update-ref", "refs/heads/main", rewritten)
+    with pytest.raises(RehearsalFailure, match="night 5: check 'history only grows'"):
+        check_git(copy, plan[-1], results[:-1])
+
+
+def test_check_git_catches_an_altered_sealed_page(run: Run, copy: Path) -> None:
+    _, results, _ = run
+    work = copy / "work"
+    page = work / "docs" / "days" / "2026-08-20.md"
+    page.write_text(page.read_text(encoding="utf-8") + "\nedited later\n", encoding="utf-8")
+    _git(work, "commit", "-q", "-a", "--amend", "--no-edit")  # same parent, same message
+    _git(work, "push", "-q", "--force", "origin", "HEAD:main")
+    with pytest.raises(RehearsalFailure, match=r"earlier files byte-for-byte unchanged.*"
+                       r"docs/days/2026-08-20\.md"):
+        check_git(copy, night_plan(NIGHTS)[-1], results[:-1])
+
+
+def test_check_snapshot_catches_a_half_written_snapshot(run: Run, copy: Path) -> None:
+    _, results, _ = run
+    night = night_plan(NIGHTS)[-1]
+    logs = ["--- snapshot / Take a snapshot (exit 0)\nsnapshot ...\n"]
+    assert check_snapshot(copy, night, results[:-1], logs) == 0
+    (copy / "work" / "docs" / "data" / ".tmp-2026-08-25T031700Z").mkdir()
+    with pytest.raises(RehearsalFailure, match="no half-written snapshot"):
+        check_snapshot(copy, night, results[:-1], logs)
+
+
+def test_check_site_requires_the_stale_notice_when_wandb_failed(copy: Path) -> None:
+    night = night_plan(NIGHTS)[-1]
+    check_site(copy, night)  # night 5's site: fresh, not stale
+    with pytest.raises(RehearsalFailure, match="home page says stale and names wandb"):
+        check_site(copy, replace(night, wandb_fails=True))
+
+
+def test_unknown_workflow_expressions_fail_loudly() -> None:
+    assert _expand("a=${{ x || y }}", {"x": "", "y": "2"}) == "a=2"
+    with pytest.raises(RehearsalFailure, match=r"cannot evaluate \$\{\{ vars.NEW \}\}"):
+        _expand("${{ vars.NEW }}", {})
+
+
+def test_main_refuses_too_few_nights_and_a_used_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--nights", "3"]) == 1
+    assert "needs at least 5 nights, got 3" in capsys.readouterr().err
+    (tmp_path / "old").write_text("x", encoding="utf-8")
+    assert main(["--keep", str(tmp_path)]) == 1
+    assert "is not empty; pass a new folder to --keep" in capsys.readouterr().err
