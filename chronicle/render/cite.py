@@ -109,7 +109,7 @@ def csl_json(e: Entry) -> str:
 def cite_markdown(e: Entry, files: Sequence[DataFile], cite_json: str) -> str:
     """Return the "Cite this entry" and "Data files" sections appended to a day page."""
     lines = [
-        "## Cite this entry", "",
+        "## Cite this entry { data-search-exclude }", "",
         f"Permalink: <{e.permalink}>  ",
         f"Snapshot: `{e.snapshot}` (sealed {e.sealed_at})  ",
         f"sha256 of the sealed page: `{e.sha256}` "
@@ -118,7 +118,7 @@ def cite_markdown(e: Entry, files: Sequence[DataFile], cite_json: str) -> str:
         plain_citation(e).replace("*", "\\*").replace("_", "\\_"), "",
         "```bibtex", bibtex(e).rstrip("\n"), "```", "",
         f"[CSL-JSON]({cite_json}) · the whole chronicle: [CITATION.cff](../CITATION.cff)", "",
-        "## Data files", "",
+        "## Data files { data-search-exclude }", "",
         "The exact files this page was built from; `chronicle verify` checks each against "
         "its snapshot manifest.", "",
         "| File | Size | sha256 |", "|---|--:|---|",
