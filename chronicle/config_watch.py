@@ -45,7 +45,8 @@ class Rule:
                 "<": value < self.threshold, "<=": value <= self.threshold}[self.op]
 
     def __str__(self) -> str:
-        return f"{self.stat} {self.op} {self.threshold:g}"
+        number = f"{self.threshold:g}".replace("e+0", "e").replace("e+", "e")
+        return f"{self.stat} {self.op} {number}"
 
 
 @dataclass(frozen=True)
