@@ -173,7 +173,11 @@ def _run_job(job: str, scratch: Scratch, night: Night, env: dict[str, str]) -> l
         step_env = {k: _expand(str(v), context) for k, v in (step.get("env") or {}).items()}
         script = {"run": _expand(step["run"], context)}
         started = time.monotonic()
-        result, out = _run_step(script, scratch.work, scratch.shim, {**env, **step_env})
+        try:
+            result, out = _run_step(script, scratch.work, scratch.shim, {**env, **step_env})
+        except subprocess.TimeoutExpired as err:
+            raise RehearsalFailure(night.number, f"step {step['name']!r} finished",
+                                   f"still running after {err.timeout} s") from err
         outputs.update(out)
         logs.append(f"--- {job} / {step['name']} (exit {result.returncode}, "
                     f"{time.monotonic() - started:.1f} s)\n"
@@ -267,6 +271,10 @@ def main(argv: list[str] | None = None) -> int:
             rehearse(args.nights, root)
         except (RehearsalFailure, ValueError) as err:
             print(f"rehearsal FAILED: {err}", file=sys.stderr)
+            return 1
+        except subprocess.CalledProcessError as err:
+            print(f"rehearsal FAILED: {' '.join(map(str, err.cmd))} exited {err.returncode}: "
+                  f"{err.stderr or ''}", file=sys.stderr)
             return 1
     print(f"rehearsal passed: {args.nights} nights in {time.monotonic() - started:.1f} s")
     return 0
