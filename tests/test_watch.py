@@ -186,7 +186,7 @@ def test_watch_pages_show_claims_risks_health_and_charts(run: dict[str, Any]) ->
     for check in config.watch.health:
         assert f"`{check.id}`" in health
     assert "upcoming" in pages["risks.md"]
-    for name in ("prediction", "mfu_daily", "drop_daily", "router_entropy"):
+    for name in ("prediction", "throughput_daily", "mfu_daily", "drop_daily", "router_entropy"):
         spec = json.loads(pages[f"watch/{name}.vl.json"])
         assert spec["$schema"].startswith("https://vega.github.io/schema/vega-lite/")
         assert str(pages[f"watch/{name}.svg"]).startswith("<svg")

@@ -114,6 +114,13 @@ def _throughput_page(config: RunConfig, series: Series, days: Sequence[Mapping[s
     th = summarize_throughput(days, failures, config)
     embeds = []
     rows = th["days"]
+    rates = {k: v for k, v in (("compute-step tokens/s (p50)", _daily(rows, "compute")),
+                               ("sustained tokens/s", _daily(rows, "sustained"))) if v is not None}
+    if rates:
+        spec = ch.line_chart(rates, title="Compute-step vs sustained throughput per day",
+                             y_title="tokens/s", rules=[(2.0e6, "alert 2.0M")])
+        embeds.append(("Compute-step vs sustained", _chart(out, "throughput_daily", spec,
+                                                           "throughput")))
     mfu = _daily(rows, "mfu_p50")
     if mfu is not None:
         band = [(_noon(r["date"]), r["mfu_p10"], r["mfu_p90"]) for r in rows
