@@ -41,6 +41,7 @@ SKIPPED = {
 }
 _EXPR = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 KILL_WAIT_SECONDS = 120.0
+MAX_LOG_LINES = 40  # of a failing step's output in the failure message
 
 
 @dataclass(frozen=True)
@@ -150,7 +151,8 @@ def _env(scratch: Scratch, world: World) -> dict[str, str]:
     }
 
 
-def _context(scratch: Scratch, night: Night, outputs: dict[str, str]) -> dict[str, str]:
+def _context(scratch: Scratch, night: Night,
+             outputs: dict[str, dict[str, str]]) -> dict[str, str]:
     context = {
         "secrets.WANDB_API_KEY": API_KEY,
         "secrets.CHRONICLE_GITHUB_TOKEN": "",
@@ -160,13 +162,14 @@ def _context(scratch: Scratch, night: Night, outputs: dict[str, str]) -> dict[st
         "inputs.as_of": night.stamp,
         "vars.CHRONICLE_PACKAGE": "",
     }
-    context.update({f"steps.snap.outputs.{k}": v for k, v in outputs.items()})
+    for step_id, values in outputs.items():
+        context.update({f"steps.{step_id}.outputs.{k}": v for k, v in values.items()})
     return context
 
 
 def _run_job(job: str, scratch: Scratch, night: Night, env: dict[str, str]) -> list[str]:
     """Run a job's steps in the checkout; return their logs. A failing step fails the night."""
-    outputs: dict[str, str] = {}
+    outputs: dict[str, dict[str, str]] = {}  # step id -> what it wrote to GITHUB_OUTPUT
     logs = []
     for step in _workflow_steps(job):
         context = _context(scratch, night, outputs)
@@ -178,13 +181,16 @@ def _run_job(job: str, scratch: Scratch, night: Night, env: dict[str, str]) -> l
         except subprocess.TimeoutExpired as err:
             raise RehearsalFailure(night.number, f"step {step['name']!r} finished",
                                    f"still running after {err.timeout} s") from err
-        outputs.update(out)
+        if "id" in step:
+            outputs[step["id"]] = out
         logs.append(f"--- {job} / {step['name']} (exit {result.returncode}, "
-                    f"{time.monotonic() - started:.1f} s)\n"
-                    f"{result.stdout}{result.stderr}")
+                    f"{time.monotonic() - started:.1f} s)\n{result.stdout}{result.stderr}")
+        with (scratch.root / f"night-{night.number}.log").open("a", encoding="utf-8") as log:
+            log.write(logs[-1] + "\n")
         if result.returncode != 0:
+            tail = "\n".join(logs[-1].splitlines()[-MAX_LOG_LINES:])
             raise RehearsalFailure(night.number, f"step {step['name']!r} exited "
-                                   f"{result.returncode}", "".join(logs[-1:]))
+                                   f"{result.returncode}", tail)
     return logs
 
 
@@ -247,13 +253,18 @@ def rehearse(nights: int, root: Path, echo: Any = print) -> list[NightResult]:
                 note = _interrupted_attempt(scratch, night, env)
             logs = _run_job("snapshot", scratch, night, env)
             logs += _run_job("keepalive", scratch, night, env)
-            (scratch.root / f"night-{night.number}.log").write_text("\n".join(logs), "utf-8")
             result = check_night(scratch.root, night, world, results, logs,
                                  time.monotonic() - started, note)
             results.append(result)
             echo(result.line())
         check_final(scratch.root, plan, results, secrets=(API_KEY, GH_TOKEN))
     return results
+
+
+def _hint(keep: Path | None) -> str:
+    if keep is None:
+        return "\n(rerun with --keep DIR to keep the scratch repositories and night-N.log files)"
+    return f"\n(scratch repositories and night-N.log files are in {keep})"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -270,11 +281,11 @@ def main(argv: list[str] | None = None) -> int:
         try:
             rehearse(args.nights, root)
         except (RehearsalFailure, ValueError) as err:
-            print(f"rehearsal FAILED: {err}", file=sys.stderr)
+            print(f"rehearsal FAILED: {err}{_hint(args.keep)}", file=sys.stderr)
             return 1
         except subprocess.CalledProcessError as err:
             print(f"rehearsal FAILED: {' '.join(map(str, err.cmd))} exited {err.returncode}: "
-                  f"{err.stderr or ''}", file=sys.stderr)
+                  f"{err.stderr or ''}{_hint(args.keep)}", file=sys.stderr)
             return 1
     print(f"rehearsal passed: {args.nights} nights in {time.monotonic() - started:.1f} s")
     return 0
