@@ -106,3 +106,14 @@ def test_every_bad_check_is_reported_at_once() -> None:
     text = str(err.value)
     for part in ("health[0].rule", "health[0].severity", "did you mean 'window'"):
         assert part in text
+
+
+def test_window_percentiles_equal_numpy_per_window() -> None:
+    from chronicle.analysis.health import _bucket_percentiles
+
+    rng = np.random.default_rng(3)
+    bucket = np.sort(rng.integers(0, 24, 700))
+    v = rng.normal(20, 3, bucket.size)
+    for q in (10.0, 50.0, 90.0):
+        want = [np.percentile(v[bucket == b], q) for b in np.unique(bucket)]
+        np.testing.assert_allclose(_bucket_percentiles(bucket, v, q), want, rtol=1e-12)

@@ -114,12 +114,30 @@ def read(metrics: Sequence[str], rule: Rule, window: float | None, day: date, se
     # A window holding a couple of rows (a restart's slow first step) is not an hour of
     # anything: windows need MIN_WINDOW_ROWS rows, unless none has that many.
     full = ids[sizes >= MIN_WINDOW_ROWS] if (sizes >= MIN_WINDOW_ROWS).any() else ids
-    readings = [_stat(rule.stat, t[bucket == b], v[bucket == b]) for b in full]
+    if rule.stat in ("p10", "p50", "p90"):
+        keep = np.isin(bucket, full)
+        values = _bucket_percentiles(bucket[keep], v[keep], float(rule.stat[1:]))
+        readings = [Reading(float(x), float(t[keep][bucket[keep] == b][0]))
+                    for b, x in zip(np.unique(bucket[keep]), values, strict=True)]
+    else:
+        readings = [_stat(rule.stat, t[bucket == b], v[bucket == b]) for b in full]
     readings = [r for r in readings if r.value is not None]
     if not readings:
         return Reading(None, None)
     pick = max if rule.op in (">", ">=") else min
     return pick(readings, key=lambda r: r.value or 0.0)
+
+
+def _bucket_percentiles(bucket: np.ndarray, v: np.ndarray, q: float) -> np.ndarray:
+    """Return the q-th percentile of v in each bucket (ascending ids), as np.percentile."""
+    order = np.lexsort((v, bucket))
+    b, x = bucket[order], v[order]
+    starts = np.flatnonzero(np.r_[True, b[1:] != b[:-1]])
+    counts = np.diff(np.r_[starts, b.size])
+    pos = starts + q / 100.0 * (counts - 1)
+    lo = np.floor(pos).astype(np.int64)
+    hi = np.minimum(lo + 1, starts + counts - 1)
+    return x[lo] + (pos - lo) * (x[hi] - x[lo])
 
 
 def _canonical(name: str, config: RunConfig) -> str | None:
