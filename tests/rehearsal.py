@@ -42,6 +42,14 @@ SKIPPED = {
 _EXPR = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 KILL_WAIT_SECONDS = 120.0
 MAX_LOG_LINES = 40  # of a failing step's output in the failure message
+CHECKED = (
+    "Checked each night: snapshot exit code (3 when W&B failed), the ::warning naming "
+    "wandb, one whole new snapshot and no half-written one, source statuses, the day "
+    "sealed, every W&B row stored once and none lost, threads as GitHub shows them, one "
+    "new commit on the remote naming the snapshot and child of the last, earlier files "
+    "byte-for-byte unchanged, verify, build, check_site.py, the stale notice. At the "
+    "end: a fresh clone verifies; no secret in any committed or built file."
+)
 
 
 @dataclass(frozen=True)
@@ -219,9 +227,15 @@ def _interrupted_attempt(scratch: Scratch, night: Night, env: dict[str, str]) ->
     deadline = time.monotonic() + KILL_WAIT_SECONDS
     try:
         while not (tmp.is_dir() and (days / f"{day}.json").is_file()):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RehearsalFailure(night.number, "killed attempt", "the snapshot never "
-                                       f"reached its sealing step; see {log.name}")
+            if proc.poll() is not None:
+                raise RehearsalFailure(night.number, "killed attempt", f"the snapshot exited "
+                                       f"{proc.returncode} without writing {fifo.name}; if the "
+                                       "store no longer writes sealed pages through a .part "
+                                       f"file, update _interrupted_attempt (log: {log.name})")
+            if time.monotonic() > deadline:
+                raise RehearsalFailure(night.number, "killed attempt", f"no {tmp.name}/ and "
+                                       f"{day}.json after {KILL_WAIT_SECONDS:.0f} s "
+                                       f"(log: {log.name})")
             time.sleep(0.05)
     finally:
         if proc.poll() is None:
@@ -230,12 +244,16 @@ def _interrupted_attempt(scratch: Scratch, night: Night, env: dict[str, str]) ->
         log.close()
         fifo.unlink()
     # What a kill mid-write leaves in place of the FIFO: a cut-off temporary file.
-    fifo.write_bytes(b"# Day 2 (cut off by SIGKILL")
+    fifo.write_bytes(b"---\ntitle: cut off by SIGKILL")
     left = sorted(p.name for p in tmp.iterdir())
     return f"killed mid-write: left .tmp-{sid}/ ({', '.join(left)}), days/{day}.json, {fifo.name}"
 
 
-def rehearse(nights: int, root: Path, echo: Any = print) -> list[NightResult]:
+def _say(line: str) -> None:
+    print(line, flush=True)  # night by night, also when stdout is a pipe (make)
+
+
+def rehearse(nights: int, root: Path, echo: Any = _say) -> list[NightResult]:
     """Run the rehearsal in `root` (must not exist or be empty); return each night's result."""
     if root.exists() and any(root.iterdir()):
         raise RehearsalFailure(0, "set-up", f"{root} is not empty; pass a new folder to --keep")
@@ -287,7 +305,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"rehearsal FAILED: {' '.join(map(str, err.cmd))} exited {err.returncode}: "
                   f"{err.stderr or ''}{_hint(args.keep)}", file=sys.stderr)
             return 1
-    print(f"rehearsal passed: {args.nights} nights in {time.monotonic() - started:.1f} s")
+    print(f"rehearsal passed: {args.nights} nights in {time.monotonic() - started:.1f} s. "
+          f"{CHECKED}")
     return 0
 
 
