@@ -109,15 +109,19 @@ def archive_files(config: RunConfig, store: Store, days: Sequence[Mapping[str, A
     return out
 
 
-def alternate_links(config: RunConfig) -> str:
-    """Return the <link rel="alternate"> tags announcing the failures and corrections feeds."""
+def alternate_links(config: RunConfig, base: str) -> str:
+    """Return the <link rel="alternate"> tags announcing the failures and corrections feeds.
+
+    `base` is the page's relative path to the site root: Material's instant navigation
+    follows alternate links, so they must stay on the site being read.
+    """
     tags = []
     for name, (xml_name, json_name) in feeds.FEEDS.items():
         title = f"{config.site.title}: {name}"
         tags.append(f'<link rel="alternate" type="application/rss+xml" title="{_attr(title)}" '
-                    f'href="{config.site.url}{xml_name}">')
+                    f'href="{base}{xml_name}">')
         tags.append(f'<link rel="alternate" type="application/feed+json" '
-                    f'title="{_attr(title)} (JSON)" href="{config.site.url}{json_name}">')
+                    f'title="{_attr(title)} (JSON)" href="{base}{json_name}">')
     return "".join(tags)
 
 

@@ -106,7 +106,8 @@ def _cite_sections(day: str, config: MkDocsConfig) -> str:
 def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
     """Announce the failures and corrections feeds in every page's <head>."""
     run = _BUILD.get("run") or load_run_config(config)
-    return output.replace("</head>", alternate_links(run) + "</head>", 1)
+    base = "../" * page.url.count("/")  # use_directory_urls is off: days/x.html -> ../
+    return output.replace("</head>", alternate_links(run, base) + "</head>", 1)
 
 
 @event_priority(-100)  # after the rss plugin has written its feeds

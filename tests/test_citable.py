@@ -142,9 +142,12 @@ def test_failure_and_correction_feeds_parse_and_never_reannounce(
     as_json = json.loads((after / "feed_corrections.json").read_text())
     assert as_json["version"] == "https://jsonfeed.org/version/1.1"
     assert [i["id"] for i in as_json["items"]] == [item.id]
-    head = (after / "index.html").read_text().split("</head>")[0]
-    for name in ("feed_failures.xml", "feed_corrections.xml", "feed_corrections.json"):
-        assert f'href="{SITE_URL}{name}"' in head
+    for page, base in (("index.html", ""), (f"days/{DAY}.html", "../")):
+        head = (after / page).read_text().split("</head>")[0]
+        for name in ("feed_failures.xml", "feed_corrections.xml", "feed_corrections.json"):
+            assert 'rel="alternate" type="application/' in head
+            assert f'href="{base}{name}"' in head
+            assert (after / page).parent.joinpath(base + name).resolve().is_file()
     corrections = _text(after / "corrections.html")
     assert CORRECTION["id"] in corrections and "tokens.day" in corrections
 
