@@ -18,6 +18,7 @@ from site_factory import SITE_URL, Built, build_site, make_chronicle
 
 from chronicle.models import SourceStatus
 from chronicle.render.cite import Entry, bibtex
+from chronicle.sealing import pending_corrections, published_corrections
 from chronicle.store import Store
 
 REPO = Path(__file__).resolve().parents[1]
@@ -112,6 +113,9 @@ def test_snapshot_chain_is_published(archive: tuple[Built, Path, Path]) -> None:
         assert link["previous"] == (None if prev is None else
                                     {"snapshot": prev.id, "sha256": prev.manifest_sha256})
     assert chain[-1]["corrections"] == [CORRECTION["id"]] and chain[-1]["sealed"] == []
+    # Found by a snapshot that sealed no day: still to be announced by the next entry.
+    store = Store(made.config.docs_dir)
+    assert pending_corrections(store) == published_corrections(store) == [CORRECTION]
 
 
 def _items(feed: Any) -> dict[str, tuple[str, str, str]]:
