@@ -4,8 +4,9 @@ Runs the `run:` scripts of .github/workflows/nightly.yml's snapshot job (and its
 job), night after night, with bash as GitHub does, the real `chronicle` CLI of this venv,
 and fake W&B and GitHub servers on 127.0.0.1; commits go to a local bare git remote.
 Night 2's first attempt is killed halfway, W&B answers 500 on night 3, and night 4 has
-no new data. After every night the checks in tests/rehearsal_checks.py run; the first
-failing check stops the rehearsal with a message naming the night and the check.
+no new data while a maintainer pushes to the branch (the job's push must rebase). After
+every night the checks in tests/rehearsal_checks.py run; the first failing check stops
+the rehearsal with a message naming the night and the check.
 """
 
 from __future__ import annotations
@@ -27,7 +28,16 @@ import yaml
 
 from chronicle.store import snapshot_id
 from tests.rehearsal_checks import NightResult, RehearsalFailure, check_final, check_night
-from tests.rehearsal_world import ENTITY, PROJECT, RUN, START, Night, World, night_plan
+from tests.rehearsal_world import (
+    ENTITY,
+    MAINTAINER_SUBJECT,
+    PROJECT,
+    RUN,
+    START,
+    Night,
+    World,
+    night_plan,
+)
 from tests.test_workflows import NIGHTLY, _git, _load, _run_step
 
 # >= 40 characters, as W&B keys are; the checks make sure it never reaches a file.
@@ -249,6 +259,19 @@ def _interrupted_attempt(scratch: Scratch, night: Night, env: dict[str, str]) ->
     return f"killed mid-write: left .tmp-{sid}/ ({', '.join(left)}), days/{day}.json, {fifo.name}"
 
 
+def _maintainer_push(scratch: Scratch) -> str:
+    """Push an unrelated commit to the branch, as a maintainer might while the job runs."""
+    clone = scratch.root / "maintainer"
+    if not clone.exists():
+        _git(scratch.root, "clone", "-q", "--branch", BRANCH, str(scratch.remote), str(clone))
+    _git(clone, "pull", "-q", "--ff-only", "origin", BRANCH)
+    (clone / "NOTES.md").write_text("Ask in marin-community/marin#8506.\n", encoding="utf-8")
+    _git(clone, "add", "NOTES.md")
+    _git(clone, "commit", "-q", "-m", MAINTAINER_SUBJECT)
+    _git(clone, "push", "-q", "origin", f"HEAD:refs/heads/{BRANCH}")
+    return f"a maintainer pushed {_git(clone, 'rev-parse', '--short=10', 'HEAD')} meanwhile"
+
+
 def _say(line: str) -> None:
     print(line, flush=True)  # night by night, also when stdout is a pipe (make)
 
@@ -269,6 +292,8 @@ def rehearse(nights: int, root: Path, echo: Any = _say) -> list[NightResult]:
             note = ""
             if night.interrupted_first:
                 note = _interrupted_attempt(scratch, night, env)
+            if night.maintainer_push:
+                note = _maintainer_push(scratch)
             logs = _run_job("snapshot", scratch, night, env)
             logs += _run_job("keepalive", scratch, night, env)
             result = check_night(scratch.root, night, world, results, logs,

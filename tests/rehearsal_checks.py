@@ -15,6 +15,7 @@ from tests.rehearsal_world import (
     EDIT_BODY,
     EDITED_ISSUE,
     KILL_NIGHT,
+    MAINTAINER_SUBJECT,
     QUIET_NIGHT,
     RUN,
     Night,
@@ -163,8 +164,16 @@ def check_git(root: Path, night: Night, before: Sequence[NightResult]) -> str:
     day = (night.as_of.date() - timedelta(days=1)).isoformat()
     head = _git(remote, "rev-parse", "main")
     previous = before[-1].commit if before else _git(remote, "rev-list", "--max-parents=0", "main")
-    _require(_git(remote, "rev-parse", "main^") == previous, n, "history only grows",
-             f"main^ is not the previous night's commit {previous[:10]}")
+    parent = _git(remote, "rev-parse", "main^")
+    if night.maintainer_push:
+        # The job's commit was replayed on top of the maintainer's (pull --rebase), not forced.
+        pushed = _git(remote, "log", "-1", "--format=%s", "main^")
+        _require(pushed == MAINTAINER_SUBJECT and _git(remote, "rev-parse", "main^^") == previous,
+                 n, "history only grows (rebased on the maintainer's push)",
+                 f"main^ is {pushed!r}, main^^ is not the previous night's {previous[:10]}")
+    else:
+        _require(parent == previous, n, "history only grows",
+                 f"main^ is not the previous night's commit {previous[:10]}")
     subject, author = _git(remote, "log", "-1", "--format=%s%n%ae", "main").splitlines()
     _require(subject.startswith(f"snapshot {sid}: sealed {day}") and author == BOT_EMAIL, n,
              "commit message names the snapshot", f"{subject!r} by {author}")
@@ -173,7 +182,7 @@ def check_git(root: Path, night: Night, before: Sequence[NightResult]) -> str:
     tree, old = _tree(remote, "main"), _tree(remote, previous)
     changed = sorted(p for p, blob in old.items() if tree.get(p) != blob)
     _require(not changed, n, "earlier files byte-for-byte unchanged", f"changed: {changed}")
-    added = sorted(set(tree) - set(old))
+    added = sorted(set(tree) - set(_tree(remote, parent)))
     bad = [p for p in added if not p.startswith((f"docs/data/{sid}/", f"docs/days/{day}"))]
     _require(not bad, n, "the commit adds only tonight's snapshot and day", str(bad))
     status = _git(root / "work", "status", "--porcelain")

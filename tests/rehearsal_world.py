@@ -19,6 +19,8 @@ ENTITY, PROJECT = "marin-community", "marin_moe"
 START = date(2026, 8, 20)  # day 1: the hero run's first history row is 2026-08-20T02:14Z
 NIGHTLY = time(3, 17, tzinfo=UTC)  # the workflow's cron time
 FAIL_NIGHT, QUIET_NIGHT, KILL_NIGHT = 3, 4, 2
+PUSH_NIGHT = 4  # a maintainer pushes while the job runs: its push must rebase, not force
+MAINTAINER_SUBJECT = "notes: who to ask about the run"
 MIN_NIGHTS = 5  # night 5 proves the rows missed on nights 3-4 arrive, once each
 EDITED_ISSUE = 8453  # a tracked issue whose second comment is edited on night 2
 EDIT_BODY = "Edited on night 2 of the rehearsal: the data mix question moved to 8506."
@@ -38,6 +40,7 @@ class Night:
     wandb_fails: bool  # W&B answers 500 to everything
     github_now: datetime  # GitHub's world as it stood then (World keeps night 4 quiet)
     interrupted_first: bool  # a first attempt is killed halfway, then the night reruns
+    maintainer_push: bool  # someone else pushes to the branch while the job runs
 
     @property
     def stamp(self) -> str:
@@ -49,7 +52,8 @@ class Night:
         if self.wandb_fails:
             return "W&B answers 500"
         if self.number == QUIET_NIGHT:
-            return "no new data on either source"
+            return "no new data on either source" + (
+                "; a maintainer pushes meanwhile" if self.maintainer_push else "")
         if self.number == KILL_NIGHT:
             return "first attempt killed halfway, then rerun"
         return "normal"
@@ -61,7 +65,8 @@ def night_time(n: int) -> datetime:
 
 
 def night_plan(nights: int) -> list[Night]:
-    """Return the plan: normal nights, a killed attempt, a W&B outage, a quiet night."""
+    """Return the plan: normal nights, a killed attempt, a W&B outage, a quiet night
+    during which a maintainer pushes."""
     if nights < MIN_NIGHTS:
         raise ValueError(f"the rehearsal needs at least {MIN_NIGHTS} nights, got {nights}")
     plan = []
@@ -76,6 +81,7 @@ def night_plan(nights: int) -> list[Night]:
             wandb_fails=n == FAIL_NIGHT,
             github_now=night_time(n),
             interrupted_first=n == KILL_NIGHT,
+            maintainer_push=n == PUSH_NIGHT,
         ))
     return plan
 

@@ -1,6 +1,7 @@
-"""The nightly rehearsal (tests/rehearsal.py, `make rehearse`) passes over five nights, and
-its checks fail when what they guard is broken (rewritten history, an altered sealed page,
-a half-written snapshot left behind, a missing stale notice)."""
+"""The nightly rehearsal (tests/rehearsal.py, `make rehearse`) passes over five nights
+(a killed attempt, a W&B outage, a quiet night with a concurrent push), and its checks
+fail when what they guard is broken (rewritten history, an altered sealed page, a
+half-written snapshot left behind, a missing stale notice)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from tests.rehearsal_checks import (
     check_site,
     check_snapshot,
 )
-from tests.rehearsal_world import FAIL_NIGHT, history_rows, night_plan, night_time
+from tests.rehearsal_world import MAINTAINER_SUBJECT, history_rows, night_plan, night_time
 from tests.test_workflows import _git
 
 NIGHTS = 5
@@ -66,16 +67,24 @@ def test_five_nights_pass_with_the_planned_outcomes(run: Run) -> None:
     ]
     assert results[3].threads == 0
     assert "killed mid-write: left .tmp-2026-08-22T031700Z/" in results[1].note
+    assert "a maintainer pushed" in results[3].note
     assert len({r.commit for r in results}) == NIGHTS
     assert len(lines) == NIGHTS and lines[2].split()[:3] == ["3", "2026-08-23T031700Z", "3"]
 
 
-def test_the_remote_holds_one_commit_per_night_on_top_of_init(run: Run) -> None:
+def test_the_remote_holds_one_commit_per_night_and_the_maintainers(run: Run) -> None:
     root, results, _ = run
     log = _git(root / "remote.git", "log", "--format=%H %s", "main").splitlines()
-    assert [line.split()[0] for line in log[:-1]] == [r.commit for r in reversed(results)]
-    assert log[-1].endswith(" chronicle init")
-    assert log[NIGHTS - FAIL_NIGHT].endswith("(degraded: wandb failed)")
+    commits = [line.split(" ", 1) for line in log]
+    nightly = [sha for sha, subject in commits if subject.startswith("snapshot ")]
+    assert nightly == [r.commit for r in reversed(results)]
+    assert [s for _, s in commits if not s.startswith("snapshot ")] == [
+        MAINTAINER_SUBJECT, "chronicle init"
+    ]
+    # Night 4's commit was rebased onto the maintainer's push made while the job ran.
+    assert commits[1][1].startswith("snapshot 2026-08-24T031700Z")
+    assert commits[2][1] == MAINTAINER_SUBJECT
+    assert commits[3][1].endswith("(degraded: wandb failed)")
 
 
 def test_check_git_catches_rewritten_history(run: Run, copy: Path) -> None:
