@@ -45,11 +45,15 @@ def events_for(
 
 
 def _lines(s: Series, names: dict[str, str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Return {legend label: (time, finite values)} for each metric the series has."""
+    """Return {legend label: (time, finite values)} for each metric with a point here.
+
+    A metric logged elsewhere in the store but not in this window gets no (empty) line,
+    so a backfilled day charts exactly what the nightly job would have.
+    """
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for label, name in names.items():
         values = s.get(name)
-        if values is not None:
+        if values is not None and np.isfinite(values).any():
             ok = np.isfinite(values)
             out[label] = (s.timestamp[ok], values[ok])
     return out

@@ -17,7 +17,7 @@ from chronicle.analysis.series import Series, day_bounds
 from chronicle.config import RunConfig
 from chronicle.models import FailureRecord, MetricRow, Thread
 from chronicle.provenance import Artifact, MetricsFile, metrics_file, metrics_for
-from chronicle.store import Store, _parquet_bytes, dump_json, sha256_bytes, sha256_file
+from chronicle.store import Store, dump_json, parquet_bytes, sha256_bytes, sha256_file
 
 CONFIG_FILE = "chronicle.yml"
 
@@ -38,7 +38,7 @@ class SealContext:
                     self.metrics.append(found)
         if new_rows:
             # Same bytes as the store will write (the sha256 is the manifest's).
-            blob = _parquet_bytes(list(new_rows))
+            blob = parquet_bytes(list(new_rows))
             ts = [float(r["timestamp"]) for r in new_rows]
             self.metrics.append(MetricsFile(
                 Artifact(f"data/{sid}/metrics.parquet", sha256_bytes(blob), len(blob)),

@@ -292,7 +292,7 @@ class Store:
         try:
             files: dict[str, bytes] = {}
             if metrics is not None:
-                files["metrics.parquet"] = _parquet_bytes(metrics)
+                files["metrics.parquet"] = parquet_bytes(metrics)
             if runs is not None:
                 files["runs.json"] = dump_json([r.to_json() for r in runs])
             if threads is not None:
@@ -457,7 +457,7 @@ def rows_to_table(rows: list[MetricRow]) -> pa.Table:
     return pa.table(columns)
 
 
-def _parquet_bytes(rows: list[MetricRow]) -> bytes:
+def parquet_bytes(rows: list[MetricRow]) -> bytes:
     """Serialise metric rows to Parquet bytes (deterministic for the same rows)."""
     table = rows_to_table(rows)
     sink = pa.BufferOutputStream()

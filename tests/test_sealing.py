@@ -170,9 +170,6 @@ def test_backfill_seals_the_figures_the_nightly_job_would_have(
         assert "backfilled on 2026-08-23 03:17 UTC" in page
 
 
-@pytest.mark.xfail(strict=True, reason="figures.day_charts adds an empty 'eval loss' series "
-                   "once eval_loss exists anywhere in the store, so a backfilled loss chart "
-                   "differs from the nightly one (figures.py is outside issue #5's files)")
 def test_backfill_seals_the_charts_the_nightly_job_would_have(
         replayed: tuple[RunConfig, RunConfig]) -> None:
     nightly, backfill = replayed
