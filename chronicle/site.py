@@ -55,9 +55,40 @@ def load_run_config(mkdocs_config: MkDocsConfig) -> RunConfig:
         raise PluginError(str(err)) from err
 
 
+# Run-wide pages this version generates, in nav order. A chronicle keeps the mkdocs.yml
+# it was scaffolded with; pages added by a later chronicle join its nav at build time, or
+# `--strict` would fail on "pages not included in the nav".
+SITE_PAGES: tuple[tuple[str, str], ...] = (
+    ("Home", "index.md"), ("Archive", "archive.md"), ("Charts", "charts.md"),
+    ("Threads", "threads/index.md"), ("Failures", "failures.md"),
+    ("Corrections", "corrections.md"), ("Health", "health.md"),
+    ("Prediction", "prediction.md"), ("Risks", "risks.md"), ("Throughput", "throughput.md"),
+    ("Cost", "cost.md"), ("Claims", "claims.md"), ("About", "about.md"),
+)
+
+
+def _nav_paths(nav: Any) -> set[str]:
+    if isinstance(nav, str):
+        return {nav}
+    if isinstance(nav, dict):
+        return set().union(*(_nav_paths(v) for v in nav.values())) if nav else set()
+    if isinstance(nav, list):
+        return set().union(*(_nav_paths(v) for v in nav)) if nav else set()
+    return set()
+
+
+def complete_nav(nav: list[Any] | None) -> list[Any] | None:
+    """Return `nav` with every generated page it lacks appended (None: mkdocs' own nav)."""
+    if nav is None:
+        return None
+    present = _nav_paths(nav)
+    return [*nav, *({title: path} for title, path in SITE_PAGES if path not in present)]
+
+
 @event_priority(100)  # before the rss plugin reads site_url
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
     """Set site_url, name, author and copyright from chronicle.yml; pin the build date."""
+    config.nav = complete_nav(config.nav)
     run = load_run_config(config)
     _BUILD.clear()
     _BUILD["run"] = run

@@ -204,3 +204,20 @@ def test_pages_stay_light_and_nav_is_short(built: tuple[Built, Path, Path, float
              ("index.html", "days/2026-08-22.html", "threads/101.html", "charts.html",
               "search/search_index.json")}
     print(f"\nbuild {seconds:.1f} s; sizes: {sizes}")
+
+
+def test_an_older_scaffold_nav_still_builds_strict(tmp_path: Path) -> None:
+    from chronicle.site import SITE_PAGES, complete_nav
+
+    root = tmp_path / "old"
+    make_chronicle(root, nights=2)
+    mk = root / "mkdocs.yml"
+    dropped = ("Corrections", "Health", "Prediction", "Risks", "Throughput", "Cost", "Claims")
+    lines = [ln for ln in mk.read_text().splitlines()
+             if not any(ln.strip().startswith(f"- {t}:") for t in dropped)]
+    mk.write_text("\n".join(lines) + "\n")
+    site = build_site(root)
+    assert (site / "health.html").is_file() and (site / "corrections.html").is_file()
+    assert 'href="claims.html"' in (site / "index.html").read_text()
+    full = complete_nav([{"Home": "index.md"}])
+    assert full is not None and [next(iter(d.values())) for d in full] == [p for _, p in SITE_PAGES]
