@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 DAYS   ?= 100
 
-.PHONY: install demo test lint bench chromium clean
+.PHONY: install demo test lint bench rehearse chromium clean
 
 install: $(STAMP)
 
@@ -40,6 +40,10 @@ test: install chromium lint
 
 bench: install
 	$(PY) bench/bench.py
+
+## The nightly workflow's steps, several nights, against fake W&B/GitHub on 127.0.0.1.
+rehearse: install
+	$(PY) -m tests.rehearsal
 
 clean:
 	rm -rf demo .pytest_cache .mypy_cache .ruff_cache
