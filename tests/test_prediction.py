@@ -10,7 +10,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from chronicle.analysis.prediction import eval_points, predict, summarize_prediction
+from chronicle.analysis.prediction import (
+    eval_points,
+    infer,
+    predict,
+    residual_line,
+    summarize_prediction,
+)
 from chronicle.analysis.series import Series
 from chronicle.errors import ConfigError
 from tests.conftest import make_config
@@ -85,6 +91,21 @@ def test_day_record_of_the_hero_at_10_percent_is_below_and_outside_the_band() ->
     assert rec["changed"] is False and rec["registered_sha256"] == rec["sha256"]
     moved = summarize_prediction(s, config, float(s.timestamp.max()) + 1, 0.0, "0" * 64)
     assert moved is not None and moved["changed"] is True
+    verdict = rec["inference"]
+    assert verdict["kind"] == "INFERRED" and verdict["statement"].startswith("ahead")
+    assert f"{rec['low']:.3f}" in verdict["falsified_by"]
+    line = residual_line(rec)
+    assert line is not None and "Inference: ahead of prediction" in line
+    assert "falsified by" in line
+
+
+def test_inside_the_band_is_on_track_and_nothing_is_inferred_without_an_eval() -> None:
+    rec = {"outside_band": False, "low": 2.0, "high": 2.4, "eval_step": 3000, "sign": "above",
+           "metric": "eval_loss", "registered": "2026-08-19"}
+    verdict = infer(rec)
+    assert verdict is not None and verdict["statement"].startswith("on track")
+    assert "outside the band" in verdict["falsified_by"]
+    assert infer({"outside_band": None}) is None
 
 
 def test_functional_form_in_compute() -> None:

@@ -121,7 +121,32 @@ def summarize_prediction(series: Series, config: RunConfig, end: float, start: f
     if lo is not None and hi is not None and a is not None:
         out["band_excess"] = max(0.0, lo - a, a - hi)
         out["outside_band"] = out["band_excess"] > 0
+    out["inference"] = infer(out)
     return out
+
+
+def infer(p: Mapping[str, Any]) -> dict[str, str] | None:
+    """Return the verdict a reader would draw from the record, labelled as an inference
+    with the observation that would falsify it (None when there is nothing to infer)."""
+    if p.get("outside_band") is None:
+        return None
+    lo, hi, step = p["low"], p["high"], p["eval_step"]
+    basis = (f"one eval ({p['metric']}) at step {step:,} against the prediction "
+             f"registered {p['registered']}")
+    if not p["outside_band"]:
+        return {"kind": "INFERRED", "statement": "on track: the eval loss is inside the "
+                "pre-registered band", "basis": basis,
+                "falsified_by": "a later eval outside the band at its own budget fraction"}
+    ahead = p["sign"] == "below"
+    return {
+        "kind": "INFERRED",
+        "statement": ("ahead of prediction: eval loss below the band" if ahead
+                      else "behind prediction: eval loss above the band"),
+        "basis": basis,
+        "falsified_by": (f"a later eval at or above the band's lower edge ({lo:.3f} here)"
+                         if ahead else
+                         f"a later eval at or below the band's upper edge ({hi:.3f} here)"),
+    }
 
 
 def _f(v: Any) -> float | None:
@@ -137,6 +162,10 @@ def residual_line(p: Mapping[str, Any] | None) -> str | None:
         band = (" — outside the band" if p["outside_band"]
                 else " — inside the band") + f" [{p['low']:.3f}, {p['high']:.3f}]"
     moved = " The prediction changed since day 1!" if p.get("changed") else ""
+    verdict = p.get("inference")
+    if verdict:
+        moved += (f" Inference: {verdict['statement']} (would be falsified by "
+                  f"{verdict['falsified_by']}).")
     return (f"Eval loss {p['actual']:.4f} at step {p['eval_step']:,} "
             f"({p['fraction']:.1%} of the budget) vs predicted {p['predicted']:.4f}: "
             f"residual {p['residual']:+.4f} ({p['sign']}){band}.{moved}")
