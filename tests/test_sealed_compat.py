@@ -1,0 +1,95 @@
+"""Sealed bytes are sacred: a newer chronicle neither reseals differently by accident nor
+touches what an older version sealed.
+
+`fixtures/chronicle_v1.tar.gz` is a 3-day demo chronicle (scaffold, store and sealed days)
+made by chronicle at commit 4eb424f, before the package layout changed. It never changes.
+`fixtures/golden/demo3_sealed.json` lists the sha256 of every file the current version
+seals for the same simulated inputs; regenerate it only when the rendering of newly
+sealed days changes on purpose: `python -m tests.support.goldens`.
+"""
+
+from __future__ import annotations
+
+import json
+import tarfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from chronicle.cli import main
+from chronicle.store import sha256_file
+
+FIXTURES = Path(__file__).parent / "fixtures"
+V1 = FIXTURES / "chronicle_v1.tar.gz"
+GOLDEN = FIXTURES / "golden" / "demo3_sealed.json"
+NIGHTS = ("2026-08-21T03:17:00Z", "2026-08-22T03:17:00Z", "2026-08-23T03:17:00Z")
+
+
+def unpack_v1(target: Path) -> Path:
+    """Extract the v1 chronicle into `target` and return it."""
+    with tarfile.open(V1) as tar:
+        tar.extractall(target, filter="data")
+    return target
+
+
+def stored_digests(root: Path) -> dict[str, str]:
+    """Return {path under docs/: sha256} of every snapshot and sealed-day file."""
+    docs = root / "docs"
+    return {
+        str(p.relative_to(docs)): sha256_file(p)
+        for sub in ("data", "days")
+        for p in sorted((docs / sub).rglob("*"))
+        if p.is_file()
+    }
+
+
+def _snapshot(root: Path, as_of: str) -> None:
+    result = CliRunner().invoke(main, ["snapshot", "--dir", str(root), "--as-of", as_of])
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.slow
+def test_same_inputs_seal_the_golden_bytes(tmp_path: Path) -> None:
+    v1 = unpack_v1(tmp_path / "v1")
+    fresh = tmp_path / "fresh"
+    (fresh / "docs").mkdir(parents=True)
+    for name in ("chronicle.yml", "failures.yml"):
+        (fresh / name).write_bytes((v1 / name).read_bytes())
+    for night in NIGHTS:
+        _snapshot(fresh, night)
+    golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
+    got = stored_digests(fresh)
+    assert sorted(got) == sorted(golden), "a different set of files was sealed"
+    changed = sorted(p for p in golden if got[p] != golden[p])
+    assert not changed, f"sealed bytes differ from the golden: {changed[:5]}"
+
+
+def test_golden_matches_v1_until_rendering_changes_on_purpose(tmp_path: Path) -> None:
+    # The store's snapshot files never depend on rendering: they must stay v1's bytes.
+    v1 = stored_digests(unpack_v1(tmp_path))
+    golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
+    data = {p: d for p, d in golden.items() if p.startswith("data/") and "MANIFEST" not in p}
+    assert data == {p: d for p, d in v1.items() if p in data}
+    assert data, "the golden lists no snapshot files"
+
+
+@pytest.mark.slow
+def test_upgrade_leaves_every_v1_file_unchanged(tmp_path: Path) -> None:
+    root = unpack_v1(tmp_path / "c")
+    before = {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    # A night with the new version: one more snapshot, then a build with v1's mkdocs.yml,
+    # docs/hooks.py and docs/gen_pages.py (an upgraded chronicle keeps its scaffold).
+    _snapshot(root, "2026-08-24T03:17:00Z")
+    result = CliRunner().invoke(main, ["build", "--dir", str(root)])
+    assert result.exit_code == 0, result.output
+    result = CliRunner().invoke(main, ["verify", "--dir", str(root)])
+    assert result.exit_code == 0, result.output
+    for rel, blob in before.items():
+        assert (root / rel).read_bytes() == blob, f"{rel} changed"
+    site = root / "site"
+    for rel in before:
+        if rel.startswith("docs/days/") and rel.endswith(".md"):
+            served = site / rel.removeprefix("docs/")
+            assert served.read_bytes() == before[rel], f"{served} is not served byte for byte"
+            assert served.with_suffix(".html").is_file()
