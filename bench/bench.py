@@ -30,7 +30,7 @@ STAGES = {
     ),
     "build": (
         "from pathlib import Path; from chronicle.config import load_config;"
-        "from chronicle.build import build_site; build_site(load_config(Path('{out}')))"
+        "from chronicle.site.build import build_site; build_site(load_config(Path('{out}')))"
     ),
 }
 

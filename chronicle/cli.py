@@ -105,7 +105,7 @@ def init(target: Path, source: str, name: str) -> None:
 @_clean_errors
 def snapshot(root: Path, as_of: str | None) -> None:
     """Fetch every source, append one snapshot, seal every closed day."""
-    from chronicle.pipeline import take_snapshot
+    from chronicle.snapshot.take import take_snapshot
 
     config = load_config(root)
     when = parse_as_of(as_of)
@@ -142,7 +142,7 @@ def snapshot(root: Path, as_of: str | None) -> None:
 @_clean_errors
 def build(root: Path, site_dir: Path | None) -> None:
     """Build the site with mkdocs --strict (no network)."""
-    from chronicle.build import build_site
+    from chronicle.site.build import build_site
 
     config = load_config(root)
     started = time.perf_counter()
@@ -179,7 +179,7 @@ def verify(root: Path) -> None:
 @_clean_errors
 def serve(root: Path, port: int) -> None:
     """Build, then preview the site on http://127.0.0.1:PORT/."""
-    from chronicle.build import build_site
+    from chronicle.site.build import build_site
 
     config = load_config(root)
     site = build_site(config)

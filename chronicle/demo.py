@@ -95,8 +95,8 @@ def run_demo(
     out: Path, days: int, echo: Callable[[str], None] = print, build: bool = True
 ) -> DemoReport:
     """Scaffold `out` (if new), take one snapshot per night for `days` days, build."""
-    from chronicle.build import build_site
-    from chronicle.pipeline import fetch_simulated_source, take_snapshot
+    from chronicle.site.build import build_site
+    from chronicle.snapshot.take import fetch_simulated_source, take_snapshot
     from chronicle.sources.simulated import SimulatedRun
 
     seconds: dict[str, float] = {}

@@ -14,11 +14,11 @@ from typing import Any
 
 from chronicle.analysis.days import summarize_day
 from chronicle.analysis.series import build_series
-from chronicle.charts import render_svg
 from chronicle.config import RunConfig, load_config
-from chronicle.figures import day_charts
 from chronicle.models import Comment, FailureRecord, MetricRow, RunRecord, SourceStatus, Thread
+from chronicle.render.charts import render_svg
 from chronicle.render.day import render_day_files
+from chronicle.render.day_charts import day_charts
 from chronicle.store import Store, snapshot_id
 
 REPO = Path(__file__).resolve().parents[1]

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from chronicle.charts import (
+from chronicle.render.charts import (
     HOVER_LAYER,
     SERIES_COLORS,
     SVG_WIDTH,
@@ -290,7 +290,7 @@ def test_render_svg_does_not_depend_on_the_machine_time_zone(tmp_path: Path) -> 
     spec_file = tmp_path / "spec.json"
     spec_file.write_text(_dumps(_chart(highlight=(T0 + 3600, T0 + 7200))))
     code = (
-        "import json, sys; from chronicle.charts import render_svg;"
+        "import json, sys; from chronicle.render.charts import render_svg;"
         "sys.stdout.write(render_svg(json.load(open(sys.argv[1]))))"
     )
     outputs = []

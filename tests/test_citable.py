@@ -18,7 +18,7 @@ from site_factory import SITE_URL, Built, build_site, make_chronicle
 
 from chronicle.models import SourceStatus
 from chronicle.render.cite import Entry, bibtex
-from chronicle.sealing import pending_corrections, published_corrections
+from chronicle.snapshot.sealing import pending_corrections, published_corrections
 from chronicle.store import Store
 
 REPO = Path(__file__).resolve().parents[1]

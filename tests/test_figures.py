@@ -3,9 +3,9 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 
 from chronicle.analysis.series import build_series
-from chronicle.charts import render_svg
-from chronicle.figures import DAY_CHARTS, day_charts, render_svgs
 from chronicle.models import FailureRecord
+from chronicle.render.charts import render_svg
+from chronicle.render.day_charts import DAY_CHARTS, day_charts, render_svgs
 from chronicle.store import rows_to_table
 from tests.conftest import make_config
 

@@ -10,7 +10,7 @@ import pytest
 
 from chronicle.analysis.health import check_all, check_day
 from chronicle.analysis.series import Series, day_bounds
-from chronicle.config_watch import DEFAULT_CHECKS
+from chronicle.config.watchers import DEFAULT_CHECKS
 from chronicle.errors import ConfigError
 from chronicle.models import FailureRecord
 from tests.conftest import make_config

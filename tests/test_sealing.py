@@ -13,8 +13,8 @@ from chronicle.analysis.corrections import differs, find_corrections, late_days
 from chronicle.cli import main
 from chronicle.config import RunConfig, load_config
 from chronicle.models import Fetched
-from chronicle.pipeline import fetch_simulated_source, take_snapshot
-from chronicle.provenance import Artifact, MetricsFile, day_provenance, metrics_for
+from chronicle.snapshot.provenance import Artifact, MetricsFile, day_provenance, metrics_for
+from chronicle.snapshot.take import fetch_simulated_source, take_snapshot
 from chronicle.store import Store, sha256_file
 
 START = date(2026, 8, 20)

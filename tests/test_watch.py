@@ -18,9 +18,9 @@ from chronicle.analysis.series import build_series
 from chronicle.config import load_config
 from chronicle.demo import DEMO_WATCH
 from chronicle.init import InitOptions, init_chronicle
-from chronicle.pipeline import fetch_simulated_source, take_snapshot
-from chronicle.render.watch import watch_pages
+from chronicle.render.run_pages import watch_pages
 from chronicle.site import _sealed_days
+from chronicle.snapshot.take import fetch_simulated_source, take_snapshot
 from chronicle.sources.simulated import SimulatedRun
 from chronicle.store import Store
 from tests.site_factory import make_chronicle

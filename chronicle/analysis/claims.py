@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from chronicle.config import RunConfig
-from chronicle.config_watch import Claim
+from chronicle.config.watchers import Claim
 
 Figure = tuple[float | None, str, str | None]  # value, artifact, its sha256
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from chronicle.analysis.series import Series, day_bounds
 from chronicle.config import RunConfig
-from chronicle.config_watch import Check, Rule
+from chronicle.config.watchers import Check, Rule
 from chronicle.models import FailureRecord, iso
 
 STATUSES = ("pass", "warn", "fail", "no-data")

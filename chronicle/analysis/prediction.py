@@ -15,7 +15,7 @@ import numpy as np
 
 from chronicle.analysis.series import Series
 from chronicle.config import RunConfig
-from chronicle.config_watch import Prediction
+from chronicle.config.watchers import Prediction
 from chronicle.models import iso
 
 TRAIN_LOSSES = ("loss", "cross_entropy")

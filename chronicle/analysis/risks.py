@@ -14,7 +14,7 @@ from typing import Any
 from chronicle.analysis.health import read
 from chronicle.analysis.series import Series
 from chronicle.config import RunConfig
-from chronicle.config_watch import Risk
+from chronicle.config.watchers import Risk
 from chronicle.models import FailureRecord
 
 STATUSES = ("upcoming", "watching", "triggered", "passed")

@@ -18,14 +18,14 @@ import pyarrow as pa
 from chronicle.analysis.days import summarize_day
 from chronicle.analysis.incidents import detect_failures
 from chronicle.analysis.series import Series, build_series
-from chronicle.analysis.watch import day1_sha256, watch_day
+from chronicle.analysis.verdicts import day1_sha256, watch_day
 from chronicle.config import RunConfig
 from chronicle.errors import ChronicleError, SourceError, StoreError
-from chronicle.figures import day_charts, render_svgs
 from chronicle.models import FailureRecord, Fetched, MetricRow, SourceStatus, Thread, iso
-from chronicle.provenance import day_provenance
 from chronicle.render.day import render_day_files
-from chronicle.sealing import SealContext, pending_corrections, snapshot_corrections
+from chronicle.render.day_charts import day_charts, render_svgs
+from chronicle.snapshot.provenance import day_provenance
+from chronicle.snapshot.sealing import SealContext, pending_corrections, snapshot_corrections
 from chronicle.sources.manual import failures_from_threads, load_failures_file
 from chronicle.store import Store, rows_to_table, snapshot_id
 

@@ -24,17 +24,17 @@ from mkdocs.plugins import event_priority
 from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
 
-from chronicle import charts as ch
 from chronicle.analysis.series import Series, build_series, day_of_run
-from chronicle.citable import alternate_links, archive_files, day_sections
 from chronicle.config import RunConfig, load_config
 from chronicle.errors import ChronicleError
-from chronicle.figures import events_for
 from chronicle.models import FailureRecord, iso
+from chronicle.render import charts as ch
 from chronicle.render import render
 from chronicle.render.day import chart_embed, chart_title, one_line
+from chronicle.render.day_charts import events_for
+from chronicle.render.run_pages import watch_pages
 from chronicle.render.threads import thread_pages
-from chronicle.render.watch import watch_pages
+from chronicle.site.citable import alternate_links, archive_files, day_sections
 from chronicle.store import Store, sha256_file
 
 log = logging.getLogger("mkdocs.plugins.chronicle")

@@ -14,15 +14,15 @@ from typing import Any
 
 import numpy as np
 
-from chronicle import charts as ch
 from chronicle.analysis.claims import check_claims, figures
 from chronicle.analysis.cost import summarize_cost, summarize_throughput
 from chronicle.analysis.health import STATUSES
 from chronicle.analysis.prediction import eval_points, predict, residual_line
 from chronicle.analysis.series import Series
-from chronicle.analysis.watch import watch_history
+from chronicle.analysis.verdicts import watch_history
 from chronicle.config import CONFIG_NAME, RunConfig
 from chronicle.models import FailureRecord
+from chronicle.render import charts as ch
 from chronicle.render import fmt_si, render
 from chronicle.render.day import chart_embed, chart_title
 from chronicle.store import Store, sha256_file

@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from chronicle.config_watch import WatchSections, parse_watch
+from chronicle.config.watchers import WatchSections, parse_watch
 from chronicle.errors import ConfigError
 
 CONFIG_NAME = "chronicle.yml"

@@ -17,8 +17,8 @@ from datetime import date
 import numpy as np
 
 from chronicle.analysis.series import Series, day_bounds
-from chronicle.charts import Event, line_chart, render_svg
 from chronicle.models import FailureRecord
+from chronicle.render.charts import Event, line_chart, render_svg
 
 DAY_CHARTS = ("loss", "throughput", "moe", "grad_norm")
 # A sealed day carries four charts forever (spec + SVG, ~100 sealed days in git): the

@@ -16,7 +16,7 @@ from chronicle.analysis.days import summarize_day
 from chronicle.analysis.series import Series, day_bounds
 from chronicle.config import RunConfig
 from chronicle.models import FailureRecord, MetricRow, Thread
-from chronicle.provenance import Artifact, MetricsFile, metrics_file, metrics_for
+from chronicle.snapshot.provenance import Artifact, MetricsFile, metrics_file, metrics_for
 from chronicle.store import Store, dump_json, parquet_bytes, sha256_bytes, sha256_file
 
 CONFIG_FILE = "chronicle.yml"

@@ -23,7 +23,7 @@ from chronicle.config import RunConfig
 from chronicle.errors import SourceError
 from chronicle.models import Fetched, SourceStatus, iso
 from chronicle.sources.github import parse_thread
-from chronicle.sources.simulated_threads import build_issues, issue_payloads, utc
+from chronicle.sources.simulated.threads import build_issues, issue_payloads, utc
 from chronicle.sources.wandb import parse_history_row, parse_run
 
 Arr = npt.NDArray[np.float64]

@@ -11,12 +11,11 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from chronicle import feeds
 from chronicle.config import RunConfig
 from chronicle.models import FailureRecord, iso
-from chronicle.render import render
+from chronicle.render import feeds, render
 from chronicle.render.cite import Entry, citation_cff, cite_markdown, csl_json, data_files
-from chronicle.sealing import published_corrections
+from chronicle.snapshot.sealing import published_corrections
 from chronicle.store import SnapshotInfo, Store
 
 
