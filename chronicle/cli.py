@@ -155,11 +155,11 @@ def build(root: Path, site_dir: Path | None) -> None:
 @_clean_errors
 def verify(root: Path) -> None:
     """Check every manifest, the hash chain and every sealed page."""
-    from chronicle.store import Store
+    from chronicle.store import Store, verify_store
 
     config = load_config(root)
     store = Store(config.docs_dir)
-    problems = store.verify()
+    problems = verify_store(store)
     snaps = store.snapshots()
     if problems:
         for problem in problems:

@@ -96,7 +96,8 @@ def run_demo(
 ) -> DemoReport:
     """Scaffold `out` (if new), take one snapshot per night for `days` days, build."""
     from chronicle.site.build import build_site
-    from chronicle.snapshot.take import fetch_simulated_source, take_snapshot
+    from chronicle.snapshot.fetch import fetch_simulated_source
+    from chronicle.snapshot.take import take_snapshot
     from chronicle.sources.simulated import SimulatedRun
 
     seconds: dict[str, float] = {}

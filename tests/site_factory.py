@@ -16,10 +16,10 @@ from chronicle.analysis.days import summarize_day
 from chronicle.analysis.series import build_series
 from chronicle.config import RunConfig, load_config
 from chronicle.models import Comment, FailureRecord, MetricRow, RunRecord, SourceStatus, Thread
-from chronicle.render.charts import render_svg
 from chronicle.render.day import render_day_files
 from chronicle.render.day_charts import day_charts
-from chronicle.store import Store, snapshot_id
+from chronicle.render.svg import render_svg
+from chronicle.store import Store, snapshot_id, write_snapshot
 
 REPO = Path(__file__).resolve().parents[1]
 SCAFFOLD = REPO / "chronicle" / "scaffold"
@@ -153,7 +153,7 @@ def make_chronicle(root: Path, nights: int = 4, failed_source: str | None = None
                                  "HTTP 502 from api.wandb.ai" if fail_now else None),
                     SourceStatus("github", not (fail_now and failed_source == "github"),
                                  "rate limited" if fail_now else None)]
-        store.write_snapshot(
+        write_snapshot(store,
             taken, None if (fail_now and failed_source == "wandb") else rows, [run],
             None if (fail_now and failed_source == "github") else [thread], failures, statuses,
             sealed={day.isoformat(): render_day_files(summary, charts, svgs, config)})

@@ -21,10 +21,9 @@ from chronicle.render.charts import (
     SVG_WIDTH,
     Event,
     downsample_minmax,
-    javascript_bundle,
     line_chart,
-    render_svg,
 )
+from chronicle.render.svg import javascript_bundle, render_svg
 
 T0 = 1787097600.0  # 2026-08-19T00:00:00Z, day 1 of the run
 DAY = 86400.0
@@ -290,7 +289,7 @@ def test_render_svg_does_not_depend_on_the_machine_time_zone(tmp_path: Path) -> 
     spec_file = tmp_path / "spec.json"
     spec_file.write_text(_dumps(_chart(highlight=(T0 + 3600, T0 + 7200))))
     code = (
-        "import json, sys; from chronicle.render.charts import render_svg;"
+        "import json, sys; from chronicle.render.svg import render_svg;"
         "sys.stdout.write(render_svg(json.load(open(sys.argv[1]))))"
     )
     outputs = []

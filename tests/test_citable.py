@@ -18,8 +18,7 @@ from site_factory import SITE_URL, Built, build_site, make_chronicle
 
 from chronicle.models import SourceStatus
 from chronicle.render.cite import Entry, bibtex
-from chronicle.snapshot.sealing import pending_corrections, published_corrections
-from chronicle.store import Store
+from chronicle.store import Store, verify_store, write_snapshot
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads((REPO / "tests" / "fixtures" / "cff-1.2.0-trimmed.schema.json").read_text())
@@ -44,7 +43,7 @@ def archive(tmp_path_factory: pytest.TempPathFactory) -> tuple[Built, Path, Path
     made = make_chronicle(root / "c", nights=4)
     before = build_site(made.root, root / "site1")
     store = Store(made.config.docs_dir)
-    store.write_snapshot(FIFTH, [], None, None, store.load_failures(),
+    write_snapshot(store, FIFTH, [], None, None, store.load_failures(),
                          [SourceStatus("wandb", True), SourceStatus("github", True)],
                          extra={"corrections": [CORRECTION]})
     return made, before, build_site(made.root, root / "site2")
@@ -115,7 +114,7 @@ def test_snapshot_chain_is_published(archive: tuple[Built, Path, Path]) -> None:
     assert chain[-1]["corrections"] == [CORRECTION["id"]] and chain[-1]["sealed"] == []
     # Found by a snapshot that sealed no day: still to be announced by the next entry.
     store = Store(made.config.docs_dir)
-    assert pending_corrections(store) == published_corrections(store) == [CORRECTION]
+    assert store.pending_corrections() == store.corrections() == [CORRECTION]
 
 
 def _items(feed: Any) -> dict[str, tuple[str, str, str]]:
@@ -162,7 +161,7 @@ def test_sealed_files_survive_rebuilds_and_new_snapshots(
     for path in sorted((before / "days").rglob("*")):
         if path.is_file() and path.suffix != ".html":  # pages get the next-day link
             assert path.read_bytes() == (after / path.relative_to(before)).read_bytes(), path
-    assert Store(made.config.docs_dir).verify() == []
+    assert verify_store(Store(made.config.docs_dir)) == []
 
 
 def test_bibtex_escapes_special_characters() -> None:

@@ -4,8 +4,8 @@ from datetime import UTC, date, datetime
 
 from chronicle.analysis.series import build_series
 from chronicle.models import FailureRecord
-from chronicle.render.charts import render_svg
-from chronicle.render.day_charts import DAY_CHARTS, day_charts, render_svgs
+from chronicle.render.day_charts import DAY_CHARTS, day_charts
+from chronicle.render.svg import render_svg, render_svgs
 from chronicle.store import rows_to_table
 from tests.conftest import make_config
 

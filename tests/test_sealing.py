@@ -13,9 +13,10 @@ from chronicle.analysis.corrections import differs, find_corrections, late_days
 from chronicle.cli import main
 from chronicle.config import RunConfig, load_config
 from chronicle.models import Fetched
+from chronicle.snapshot.fetch import fetch_simulated_source
 from chronicle.snapshot.provenance import Artifact, MetricsFile, day_provenance, metrics_for
-from chronicle.snapshot.take import fetch_simulated_source, take_snapshot
-from chronicle.store import Store, sha256_file
+from chronicle.snapshot.take import take_snapshot
+from chronicle.store import Store, sha256_file, verify_store
 
 START = date(2026, 8, 20)
 LAG_FROM = datetime(2026, 8, 20, 18, 0, tzinfo=UTC)  # rows of day 1 after this arrive late
@@ -98,7 +99,7 @@ def test_late_rows_become_a_correction_and_the_sealed_page_stays(config: RunConf
     # Nothing new about day 1: the third night finds no correction, and verify is clean.
     take_snapshot(config, _night(3), fetcher=lagging, store=store)
     assert "corrections" not in store.latest().manifest  # type: ignore[union-attr]
-    assert store.verify() == []
+    assert verify_store(store) == []
 
 
 def test_find_corrections_compares_with_the_latest_published_value() -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from chronicle.errors import StoreError
 from chronicle.models import Comment, FailureRecord, RunRecord, SourceStatus, Thread
-from chronicle.store import MANIFEST, Store, snapshot_id
+from chronicle.store import MANIFEST, Store, snapshot_id, verify_store, write_snapshot
 
 T0 = datetime(2026, 8, 21, 3, 17, tzinfo=UTC)
 OK = (SourceStatus("wandb", True), SourceStatus("github", True))
@@ -48,7 +48,7 @@ def _write(
     statuses: tuple[SourceStatus, ...] = OK,
 ) -> None:
     run = RunRecord("r1", "r1", "running", T0 - timedelta(days=2), when)
-    store.write_snapshot(
+    write_snapshot(store,
         when,
         rows,
         [run],
@@ -76,7 +76,7 @@ def test_snapshots_chain_and_verify_clean(tmp_path: Path) -> None:
         "snapshot": snaps[0].id,
         "sha256": snaps[0].manifest_sha256,
     }
-    assert store.verify() == []
+    assert verify_store(store) == []
     assert store.load_metrics().num_rows == 20
     assert store.last_steps() == {"r1": 190}
     assert list(store.sealed_days()) == [datetime(2026, 8, 21, tzinfo=UTC).date()]
@@ -104,7 +104,7 @@ def test_one_flipped_byte_is_named_by_verify(tmp_path: Path, target: str) -> Non
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0x01
     path.write_bytes(bytes(data))
-    problems = Store(tmp_path / "docs").verify()
+    problems = verify_store(Store(tmp_path / "docs"))
     assert problems, "a flipped byte must be detected"
     assert any(target in p.path for p in problems)
 
@@ -114,7 +114,7 @@ def test_sealed_page_alteration_and_stray_file(tmp_path: Path) -> None:
     _write(store, T0, [], sealed={"2026-08-20": {"days/2026-08-20.md": b"# sealed\n"}})
     (tmp_path / "docs/days/2026-08-20.md").write_bytes(b"# Sealed\n")
     (tmp_path / "docs/days/2026-08-21.md").write_bytes(b"# sneaked in\n")
-    problems = {p.path: p.message for p in Store(tmp_path / "docs").verify()}
+    problems = {p.path: p.message for p in verify_store(Store(tmp_path / "docs"))}
     assert "altered" in problems["docs/days/2026-08-20.md"]
     assert "not sealed" in problems["docs/days/2026-08-21.md"]
 
@@ -124,7 +124,7 @@ def test_deleted_middle_snapshot_breaks_the_chain(tmp_path: Path) -> None:
     for i in range(3):
         _write(store, T0 + timedelta(days=i), _rows("r1", range(i * 100, i * 100 + 50, 10)))
     shutil.rmtree(store.snapshots()[1].path)
-    problems = Store(tmp_path / "docs").verify()
+    problems = verify_store(Store(tmp_path / "docs"))
     assert any("chain broken" in p.message for p in problems)
 
 
@@ -153,14 +153,14 @@ def test_failed_source_writes_no_file_and_keeps_previous_data(tmp_path: Path) ->
     store = Store(tmp_path / "docs")
     _write(store, T0, _rows("r1", range(0, 50, 10)))
     failed = (SourceStatus("wandb", False, error="wandb: 500"), SourceStatus("github", True))
-    store.write_snapshot(T0 + timedelta(days=1), None, None, [], [], failed)
+    write_snapshot(store, T0 + timedelta(days=1), None, None, [], [], failed)
     snap = store.latest()
     assert snap is not None and snap.degraded
     assert "metrics.parquet" not in snap.files and "runs.json" not in snap.files
     assert snap.manifest["sources"]["wandb"] == {"status": "failed", "error": "wandb: 500"}
     assert store.load_metrics().num_rows == 5
     assert [r.id for r in store.load_runs()] == ["r1"]
-    assert store.verify() == []
+    assert verify_store(store) == []
 
 
 def test_interrupted_write_leaves_no_snapshot(tmp_path: Path) -> None:
@@ -175,12 +175,12 @@ def test_interrupted_write_leaves_no_snapshot(tmp_path: Path) -> None:
             raise Boom
 
     with pytest.raises(Boom):
-        store.write_snapshot(
+        write_snapshot(store,
             T0 + timedelta(days=1), [], [BadRun("r", "r", "x", T0, None)], [], [], OK
         )
     assert len(Store(tmp_path / "docs").snapshots()) == 1
     assert not [p for p in (tmp_path / "docs/data").iterdir() if p.name.startswith(".")]
-    assert Store(tmp_path / "docs").verify() == []
+    assert verify_store(Store(tmp_path / "docs")) == []
 
 
 def test_manifest_is_canonical_json(tmp_path: Path) -> None:

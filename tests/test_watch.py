@@ -20,7 +20,8 @@ from chronicle.demo import DEMO_WATCH
 from chronicle.init import InitOptions, init_chronicle
 from chronicle.render.run_pages import watch_pages
 from chronicle.site import _sealed_days
-from chronicle.snapshot.take import fetch_simulated_source, take_snapshot
+from chronicle.snapshot.fetch import fetch_simulated_source
+from chronicle.snapshot.take import take_snapshot
 from chronicle.sources.simulated import SimulatedRun
 from chronicle.store import Store
 from tests.site_factory import make_chronicle

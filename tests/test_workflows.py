@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from chronicle.models import SourceStatus
-from chronicle.store import Store
+from chronicle.store import Store, write_snapshot
 
 ROOT = Path(__file__).resolve().parents[1]
 NIGHTLY = ROOT / ".github" / "workflows" / "nightly.yml"
@@ -318,9 +318,9 @@ def test_snapshot_step_reads_manifests_as_the_store_writes_them(tmp_path: Path) 
     store = Store(work / "docs")
     taken = datetime(2026, 9, 30, 3, 17, tzinfo=UTC)
     statuses = [SourceStatus("wandb", True), SourceStatus("github", False, "rate limited")]
-    store.write_snapshot(taken - timedelta(days=1), metrics=[], runs=[], threads=[],
+    write_snapshot(store, taken - timedelta(days=1), metrics=[], runs=[], threads=[],
                          failures=[], statuses=statuses[:1])
-    store.write_snapshot(taken, metrics=[], runs=[], threads=None, failures=[],
+    write_snapshot(store, taken, metrics=[], runs=[], threads=None, failures=[],
                          statuses=statuses,
                          sealed={"2026-09-29": {"days/2026-09-29.md": b"# day\n"}})
     bin_dir = _fake_bin(tmp_path, chronicle="exit 3\n")

@@ -1,31 +1,24 @@
-"""Which charts a day page carries, assembled from the stitched series (pure).
+"""The charts a sealed day page carries, from the stitched series (render stage, pure).
 
-The run-wide charts page lives in site.py; this module picks the series and events for
-the sealed day pages so both stay consistent in naming and units.
+Picks the series and events of the four day charts; the run-wide charts page
+(site/pages) uses `events_for` too, so both mark forks and failures the same way.
 """
 
 from __future__ import annotations
 
-import atexit
-import multiprocessing
-import os
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from datetime import date
 
 import numpy as np
 
 from chronicle.analysis.series import Series, day_bounds
 from chronicle.models import FailureRecord
-from chronicle.render.charts import Event, line_chart, render_svg
+from chronicle.render.charts import Event, line_chart
 
 DAY_CHARTS = ("loss", "throughput", "moe", "grad_norm")
 # A sealed day carries four charts forever (spec + SVG, ~100 sealed days in git): the
 # run-so-far curves are thinner than the run-wide page's, which keeps ~2,000 points.
 DAY_POINTS = 1000
-
-_pool: ProcessPoolExecutor | None = None
 
 
 def events_for(
@@ -109,25 +102,3 @@ def day_charts(day: date, series: Series, failures: Sequence[FailureRecord]) -> 
         target=DAY_POINTS,
     )
     return charts
-
-
-def render_svgs(charts: dict[str, dict]) -> dict[str, str]:
-    """Return the static SVG of each chart, keyed like `charts`.
-
-    vl-convert holds the GIL, so a day's charts render in worker processes (one per
-    core, started once per process); the output is the same bytes as a serial render.
-    """
-    global _pool
-    workers = min(2, os.cpu_count() or 1)
-    if len(charts) < 2 or workers < 2:
-        return {name: render_svg(spec) for name, spec in charts.items()}
-    if _pool is None:
-        # spawn, not fork: vl-convert's JavaScript runtime runs threads of its own.
-        _pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
-        atexit.register(_pool.shutdown)
-    names = list(charts)
-    try:
-        return dict(zip(names, _pool.map(render_svg, [charts[n] for n in names]), strict=True))
-    except BrokenProcessPool:
-        _pool = None
-        return {name: render_svg(spec) for name, spec in charts.items()}

@@ -25,6 +25,7 @@ from chronicle.models import FailureRecord
 from chronicle.render import charts as ch
 from chronicle.render import fmt_si, render
 from chronicle.render.day import chart_embed, chart_title
+from chronicle.render.svg import render_svg
 from chronicle.store import Store, sha256_file
 
 MARKS = {"pass": "✅ pass", "warn": "⚠️ warn", "fail": "❌ fail", "no-data": "· no data"}
@@ -37,7 +38,7 @@ def _noon(day: str) -> float:
 
 def _chart(out: dict[str, str | bytes], name: str, spec: dict[str, Any], title: str) -> Any:
     out[f"watch/{name}.vl.json"] = json.dumps(spec, sort_keys=True, separators=(",", ":"))
-    out[f"watch/{name}.svg"] = ch.render_svg(spec)
+    out[f"watch/{name}.svg"] = render_svg(spec)
     return chart_embed(f"watch/{name}.vl.json", f"watch/{name}.svg", chart_title(spec, title))
 
 

@@ -33,6 +33,7 @@ from chronicle.render import render
 from chronicle.render.day import chart_embed, chart_title, one_line
 from chronicle.render.day_charts import events_for
 from chronicle.render.run_pages import watch_pages
+from chronicle.render.svg import javascript_bundle, render_svg
 from chronicle.render.threads import thread_pages
 from chronicle.site.citable import alternate_links, archive_files, day_sections
 from chronicle.store import Store, sha256_file
@@ -217,7 +218,7 @@ def site_files(config: RunConfig, bundle: bool = True) -> dict[str, str | bytes]
     files.update(archive_files(config, store, days, failures))
     files.update(watch_pages(config, store, series, failures, days))
     if bundle:
-        files["assets/javascripts/vega-bundle.js"] = ch.javascript_bundle()
+        files["assets/javascripts/vega-bundle.js"] = javascript_bundle()
     return files
 
 
@@ -372,7 +373,7 @@ def _charts(config: RunConfig, series: Series, failures: list[FailureRecord],
         note = extra.pop("note", "")
         spec = ch.line_chart(data, title=titles[name], y_title=y_title, events=events, **extra)
         out[f"charts/{name}.vl.json"] = json.dumps(spec, sort_keys=True, separators=(",", ":"))
-        out[f"charts/{name}.svg"] = ch.render_svg(spec)
+        out[f"charts/{name}.svg"] = render_svg(spec)
         title = chart_title(spec, titles[name])
         listed.append((titles[name], chart_embed(f"charts/{name}.vl.json",
                                                  f"charts/{name}.svg", title), note))

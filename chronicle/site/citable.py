@@ -15,7 +15,6 @@ from chronicle.config import RunConfig
 from chronicle.models import FailureRecord, iso
 from chronicle.render import feeds, render
 from chronicle.render.cite import Entry, citation_cff, cite_markdown, csl_json, data_files
-from chronicle.snapshot.sealing import published_corrections
 from chronicle.store import SnapshotInfo, Store
 
 
@@ -57,16 +56,6 @@ def snapshot_chain(store: Store) -> list[dict[str, Any]]:
     } for s in store.snapshots()]
 
 
-def failures_first_seen(store: Store) -> dict[str, datetime]:
-    """Return when each failure id first appeared in a snapshot's failures.json."""
-    seen: dict[str, datetime] = {}
-    for snap in store.snapshots():
-        if "failures.json" in snap.files:
-            for raw in json.loads((snap.path / "failures.json").read_bytes()):
-                seen.setdefault(str(raw["id"]), snap.taken_at)
-    return seen
-
-
 def archive_files(config: RunConfig, store: Store, days: Sequence[Mapping[str, Any]],
                   failures: Sequence[FailureRecord]) -> dict[str, str | bytes]:
     """Return the citation, chain, corrections and feed files of the site."""
@@ -87,12 +76,12 @@ def archive_files(config: RunConfig, store: Store, days: Sequence[Mapping[str, A
                  "checksummed page per day, with the data each page was built from.")
     out["api/snapshots.json"] = json.dumps({"run": config.run.name, "chain": snapshot_chain(store)},
                                            indent=1, sort_keys=True) + "\n"
-    corrections = published_corrections(store)
+    corrections = store.corrections()
     announced = {c["id"]: d["date"] for d in days for c in d.get("corrections") or ()}
     out["corrections.md"] = render(
         "corrections.md.j2", corrections=list(reversed(corrections)), announced=announced)
     groups = {
-        "failures": (feeds.failure_items(failures, failures_first_seen(store), url),
+        "failures": (feeds.failure_items(failures, store.failures_first_seen(), url),
                      f"{config.site.title}: failures",
                      "Failure records of the run: incidents, restarts, gaps, loss spikes.",
                      f"{url}failures.html"),

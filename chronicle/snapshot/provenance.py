@@ -1,4 +1,4 @@
-"""Provenance of a day's figures: which stored artifact each number was read or computed from.
+"""Provenance of a day (snapshot stage): the stored artifact each figure was read or computed from.
 
 Every figure on a day page is OBSERVED (a value read as logged from a named artifact) or
 DERIVED (computed by a named, versioned method from named inputs). `day_provenance`
@@ -11,10 +11,16 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
+
+from chronicle.analysis.series import day_bounds
+from chronicle.config import CONFIG_NAME, RunConfig
+from chronicle.models import FailureRecord, MetricRow
+from chronicle.store import Store, dump_json, parquet_bytes, sha256_bytes, sha256_file
 
 OBSERVED = "OBSERVED"
 DERIVED = "DERIVED"
@@ -179,3 +185,46 @@ def _input_name(name: str, raw_keys: Mapping[str, str]) -> str:
     if name in raw_keys:
         return f"{name} ({raw_keys[name]})"
     return name
+
+
+class SealContext:
+    """The artifacts of the store plus the snapshot being taken, for provenance."""
+
+    def __init__(self, config: RunConfig, store: Store, sid: str,
+                 new_rows: Sequence[MetricRow] | None, failures: Sequence[FailureRecord]) -> None:
+        self.store = store
+        self.metrics: list[MetricsFile] = []
+        for snap in store.snapshots():
+            meta = snap.files.get("metrics.parquet")
+            if meta:
+                rel = f"data/{snap.id}/metrics.parquet"
+                found = metrics_file(store.docs, rel, meta["sha256"], meta["size"])
+                if found:
+                    self.metrics.append(found)
+        if new_rows:
+            # Same bytes as the store will write (the sha256 is the manifest's).
+            blob = parquet_bytes(list(new_rows))
+            ts = [float(r["timestamp"]) for r in new_rows]
+            self.metrics.append(MetricsFile(
+                Artifact(f"data/{sid}/metrics.parquet", sha256_bytes(blob), len(blob)),
+                min(ts), max(ts)))
+        fblob = dump_json([f.to_json() for f in failures])
+        self.failures = Artifact(f"data/{sid}/failures.json", sha256_bytes(fblob), len(fblob))
+        cfg = config.root / CONFIG_NAME
+        self.config = (Artifact(CONFIG_NAME, sha256_file(cfg), cfg.stat().st_size)
+                       if cfg.is_file() else None)
+
+    def scopes(self, day: date, sealed_now: Mapping[str, Mapping[str, bytes]]
+               ) -> dict[str, list[Artifact]]:
+        """Return the artifacts of each provenance scope for one day being sealed."""
+        start, end = day_bounds(day)
+        scopes: dict[str, list[Artifact]] = dict(metrics_for(self.metrics, start, end))
+        scopes["failures"] = [self.failures]
+        scopes["config"] = [self.config] if self.config else []
+        prev = (day - timedelta(days=1)).isoformat()
+        rel = f"days/{prev}.json"
+        blob = sealed_now.get(prev, {}).get(rel)
+        if blob is None and (self.store.docs / rel).is_file():
+            blob = (self.store.docs / rel).read_bytes()
+        scopes["previous"] = [Artifact(rel, sha256_bytes(blob), len(blob))] if blob else []
+        return scopes

@@ -1,0 +1,48 @@
+"""Corrections found by a snapshot: late rows about days already sealed (snapshot stage).
+
+A sealed page never changes; when a snapshot stores rows of a sealed day, the day's figures
+are recomputed and every figure that moved becomes a correction recorded in the manifest
+and announced by the next sealed entry (analysis/corrections.py compares).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from chronicle.analysis.corrections import find_corrections, late_days
+from chronicle.analysis.days import summarize_day
+from chronicle.analysis.series import Series
+from chronicle.config import RunConfig
+from chronicle.models import FailureRecord, MetricRow, Thread
+from chronicle.store import Store
+
+
+def snapshot_corrections(
+    config: RunConfig,
+    store: Store,
+    series: Series,
+    failures: Sequence[FailureRecord],
+    history: Mapping[int, Sequence[Thread]],
+    new_rows: Sequence[MetricRow] | None,
+    sid: str,
+    as_of: datetime,
+) -> list[dict[str, Any]]:
+    """Return corrections to sealed days that received rows in this snapshot."""
+    if not new_rows:
+        return []
+    touched = late_days(float(r["timestamp"]) for r in new_rows)
+    sealed = store.sealed_days()
+    earlier = store.corrections()
+    out: list[dict[str, Any]] = []
+    for day in sorted(set(touched) & set(sealed)):
+        path = store.days / f"{day.isoformat()}.json"
+        if not path.is_file():
+            continue  # verify reports it; nothing to compare with
+        before = json.loads(path.read_bytes())
+        now = summarize_day(day, series, failures, history, config, before.get("sealed_by", sid),
+                            as_of)
+        out += find_corrections(day, before, now, earlier, touched[day], sid, as_of)
+    return out

@@ -1,0 +1,227 @@
+"""Reading the append-only store under a chronicle's docs/ folder (store stage).
+
+Layout (contract, see README "Store layout"):
+    docs/data/<YYYY-MM-DD>T<HHMMSS>Z/{metrics.parquet,runs.json,threads.json,failures.json,
+                                       MANIFEST.json}
+    docs/days/<date>.md, <date>.json, <date>/*.vl.json|*.svg   (sealed day pages)
+
+`Store` reads snapshots, sealed days, metrics, runs, threads and failure records; writing
+is store/write.py's and checking store/verify.py's.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from chronicle.errors import StoreError
+from chronicle.models import FailureRecord, RunRecord, SourceStatus, Thread, parse_time
+from chronicle.store.hashing import sha256_bytes
+
+MANIFEST = "MANIFEST.json"
+MANIFEST_FORMAT = "chronicle-manifest/1"
+DATA_DIR = "data"
+DAYS_DIR = "days"
+TMP_PREFIX = ".tmp-"
+SNAPSHOT_FILES = ("metrics.parquet", "runs.json", "threads.json", "failures.json")
+
+
+def snapshot_id(when: datetime) -> str:
+    """Return the snapshot id (folder name) for a UTC time: 2026-09-30T031700Z."""
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H%M%SZ")
+
+
+def parse_snapshot_id(sid: str) -> datetime:
+    """Inverse of snapshot_id()."""
+    return datetime.strptime(sid, "%Y-%m-%dT%H%M%SZ").replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class SnapshotInfo:
+    """One stored snapshot, read from its manifest."""
+
+    id: str
+    taken_at: datetime
+    path: Path
+    manifest: dict[str, Any]
+    manifest_sha256: str
+
+    @property
+    def files(self) -> dict[str, dict[str, Any]]:
+        return dict(self.manifest.get("files", {}))
+
+    @property
+    def sources(self) -> dict[str, SourceStatus]:
+        return {
+            name: SourceStatus.from_json(name, d)
+            for name, d in self.manifest.get("sources", {}).items()
+        }
+
+    @property
+    def sealed(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """date -> {path relative to docs/: {sha256, size}} of the days this snapshot sealed."""
+        return dict(self.manifest.get("sealed", {}))
+
+    @property
+    def degraded(self) -> bool:
+        return any(not s.ok for s in self.sources.values())
+
+
+@dataclass
+class _Cache:
+    ids: tuple[str, ...] = ()
+    metrics: pa.Table | None = None
+    keys: set[tuple[str, int]] = field(default_factory=set)
+
+
+def read_snapshot_info(folder: Path) -> SnapshotInfo:
+    """Return the snapshot stored in `folder`; StoreError if its manifest is unreadable."""
+    path = folder / MANIFEST
+    try:
+        raw = path.read_bytes()
+        manifest = json.loads(raw)
+        taken = parse_time(manifest["taken_at"])
+    except (OSError, ValueError, KeyError) as err:
+        raise StoreError(
+            f"{path}: unreadable manifest ({err}); run `chronicle verify` to see what is "
+            "damaged, and restore the folder from git (`git checkout -- docs/data`)"
+        ) from err
+    assert taken is not None
+    return SnapshotInfo(folder.name, taken, folder, manifest, sha256_bytes(raw))
+
+
+class Store:
+    """Read the store rooted at a chronicle's docs/ folder (cached until `refresh()`)."""
+
+    def __init__(self, docs: Path) -> None:
+        self.docs = docs
+        self.data = docs / DATA_DIR
+        self.days = docs / DAYS_DIR
+        self._cache = _Cache()
+        self._snapshots: list[SnapshotInfo] | None = None
+
+    def refresh(self) -> None:
+        """Forget the snapshot list (a snapshot was just appended)."""
+        self._snapshots = None
+
+    def snapshots(self) -> list[SnapshotInfo]:
+        """Return every complete snapshot, oldest first."""
+        if self._snapshots is None:
+            found = []
+            if self.data.is_dir():
+                for child in sorted(self.data.iterdir()):
+                    if child.name.startswith(".") or not child.is_dir():
+                        continue
+                    found.append(read_snapshot_info(child))
+            self._snapshots = found
+        return list(self._snapshots)
+
+    def latest(self) -> SnapshotInfo | None:
+        snaps = self.snapshots()
+        return snaps[-1] if snaps else None
+
+    def sealed_days(self) -> dict[date, SnapshotInfo]:
+        """Return each sealed day and the snapshot that sealed it."""
+        out: dict[date, SnapshotInfo] = {}
+        for snap in self.snapshots():
+            for day in snap.sealed:
+                out.setdefault(date.fromisoformat(day), snap)
+        return out
+
+    def load_metrics(self) -> pa.Table:
+        """Return every stored metric row once (first stored wins), sorted by run, step."""
+        snaps = self.snapshots()
+        ids = tuple(s.id for s in snaps)
+        if self._cache.ids != ids[: len(self._cache.ids)] or self._cache.metrics is None:
+            self._cache = _Cache()
+        new = [s for s in snaps[len(self._cache.ids) :] if "metrics.parquet" in s.files]
+        tables = [self._cache.metrics] if self._cache.metrics is not None else []
+        tables += [pq.read_table(s.path / "metrics.parquet") for s in new]
+        if not tables:
+            table = pa.table(
+                {
+                    "run": pa.array([], pa.string()),
+                    "step": pa.array([], pa.int64()),
+                    "timestamp": pa.array([], pa.float64()),
+                }
+            )
+        elif len(tables) == 1:
+            table = tables[0]
+        else:
+            table = pa.concat_tables(tables, promote_options="default")
+        if new:
+            table = table.sort_by([("run", "ascending"), ("step", "ascending")])
+        self._cache.ids, self._cache.metrics = ids, table
+        return table
+
+    def stored_keys(self) -> set[tuple[str, int]]:
+        """Return the (run, step) pairs already stored."""
+        table = self.load_metrics()
+        if len(self._cache.keys) != table.num_rows:
+            runs = table.column("run").to_pylist()
+            steps = table.column("step").to_pylist()
+            self._cache.keys = set(zip(runs, steps, strict=True))
+        return self._cache.keys
+
+    def last_steps(self) -> dict[str, int]:
+        """Return the last stored step of each W&B run (for incremental fetches)."""
+        out: dict[str, int] = {}
+        for run, step in self.stored_keys():
+            if step > out.get(run, -1):
+                out[run] = step
+        return out
+
+    def _latest_json(self, name: str) -> tuple[SnapshotInfo, Any] | None:
+        for snap in reversed(self.snapshots()):
+            if name in snap.files:
+                return snap, json.loads((snap.path / name).read_bytes())
+        return None
+
+    def load_runs(self) -> list[RunRecord]:
+        """Return the W&B run records of the newest snapshot that has them."""
+        found = self._latest_json("runs.json")
+        return [RunRecord.from_json(r) for r in found[1]] if found else []
+
+    def load_failures(self) -> list[FailureRecord]:
+        """Return the failure records known at the newest snapshot that has them."""
+        found = self._latest_json("failures.json")
+        return [FailureRecord.from_json(r) for r in found[1]] if found else []
+
+    def failures_first_seen(self) -> dict[str, datetime]:
+        """Return when each failure id first appeared in a snapshot's failures.json."""
+        seen: dict[str, datetime] = {}
+        for snap in self.snapshots():
+            if "failures.json" in snap.files:
+                for raw in json.loads((snap.path / "failures.json").read_bytes()):
+                    seen.setdefault(str(raw["id"]), snap.taken_at)
+        return seen
+
+    def thread_history(self) -> dict[int, list[tuple[SnapshotInfo, Thread]]]:
+        """Return, per issue number, each stored state of the thread, oldest first."""
+        out: dict[int, list[tuple[SnapshotInfo, Thread]]] = {}
+        for snap in self.snapshots():
+            if "threads.json" not in snap.files:
+                continue
+            for raw in json.loads((snap.path / "threads.json").read_bytes()):
+                thread = Thread.from_json(raw)
+                out.setdefault(thread.number, []).append((snap, thread))
+        return out
+
+    def corrections(self) -> list[dict[str, Any]]:
+        """Return every correction recorded in a manifest, oldest first."""
+        return [c for snap in self.snapshots() for c in snap.manifest.get("corrections", ())]
+
+    def pending_corrections(self) -> list[dict[str, Any]]:
+        """Return corrections found since the newest snapshot that sealed a day (unannounced)."""
+        out: list[dict[str, Any]] = []
+        for snap in reversed(self.snapshots()):
+            if snap.sealed:
+                break
+            out[:0] = snap.manifest.get("corrections", ())
+        return out
