@@ -1,6 +1,6 @@
 """The simulated run's GitHub threads: invented people and prose, figures from the series.
 
-Built once per SimulatedRun (with each comment's edit history) and served as REST-shaped
+Built once per simulated run (with each comment's edit history) and served as REST-shaped
 issue and comment payloads as of any time.
 """
 
@@ -8,12 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, time, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from chronicle.models import iso
-
-if TYPE_CHECKING:
-    from chronicle.sources.simulated import SimulatedRun
+from chronicle.sources.simulated.metrics import BATCH_SEQUENCES, CHANGES, SimulatedMetrics, utc
 
 
 @dataclass
@@ -84,11 +82,6 @@ def issue_url(repo: str, number: int) -> str:
     return f"https://github.com/{repo}/issues/{number}"
 
 
-def utc(epoch: float) -> datetime:
-    """Return epoch seconds as an aware UTC datetime."""
-    return datetime.fromtimestamp(float(epoch), tz=UTC)
-
-
 def _kind(login: str) -> str:
     return "Bot" if login.endswith("[bot]") else "User"
 
@@ -140,12 +133,9 @@ def _bot_text(st: dict[str, Any]) -> str:
     )
 
 
-def build_issues(sim: SimulatedRun, numbers: tuple[int, ...], tracked: str,
+def build_issues(sim: SimulatedMetrics, numbers: tuple[int, ...], tracked: str,
                   failure_label: str) -> list[SimIssue]:
     """The run issue, the status thread and one incident issue per major outage."""
-    # Imported here: simulated imports this module at load time.
-    from chronicle.sources.simulated import BATCH_SEQUENCES, CHANGES
-
     rng, cfg = sim.rng, sim.config
     t0, end = utc(sim.t0), sim.end
     hours = lambda lo, hi: timedelta(hours=float(rng.uniform(lo, hi)))  # noqa: E731
