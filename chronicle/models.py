@@ -9,13 +9,23 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 # Metric rows are plain dicts: "run" (W&B run id), "step" (int), "timestamp" (epoch
 # seconds, float) and then the raw W&B keys ("train/loss", ...) with float values
 # (NaN allowed: it is data). The store keeps them in Parquet, one column per key.
 MetricRow = dict[str, Any]
 ROW_KEYS = ("run", "step", "timestamp")
+
+
+class Archived(Protocol):
+    """A stored snapshot as pages name it: its id and when it was taken."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def taken_at(self) -> datetime: ...
 
 
 def iso(dt: datetime | None) -> str | None:

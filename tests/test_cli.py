@@ -32,7 +32,7 @@ def test_init_scaffolds_and_refuses_to_overwrite(chronicle_dir: Path) -> None:
         "chronicle.yml",
         "failures.yml",
         "mkdocs.yml",
-        "docs/gen_pages.py",
+        "docs/assets/stylesheets/chronicle.css",
         ".github/workflows/nightly.yml",
     ):
         assert (chronicle_dir / rel).is_file(), rel
@@ -104,8 +104,6 @@ def test_scaffold_copies_match_the_repository() -> None:
     scaffold = root / "chronicle" / "scaffold"
     pairs = {
         "mkdocs.yml": "mkdocs.yml",
-        "docs/gen_pages.py": "docs/gen_pages.py",
-        "docs/hooks.py": "docs/hooks.py",
         "docs/assets/javascripts/chronicle.js": "docs/assets/javascripts/chronicle.js",
         "docs/assets/stylesheets/chronicle.css": "docs/assets/stylesheets/chronicle.css",
         "docs/assets/chronicle.svg": "docs/assets/chronicle.svg",

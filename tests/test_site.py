@@ -207,17 +207,20 @@ def test_pages_stay_light_and_nav_is_short(built: tuple[Built, Path, Path, float
 
 
 def test_an_older_scaffold_nav_still_builds_strict(tmp_path: Path) -> None:
-    from chronicle.site import SITE_PAGES, complete_nav
+    from chronicle.site.pages import SECTIONS, complete_nav
 
     root = tmp_path / "old"
     make_chronicle(root, nights=2)
     mk = root / "mkdocs.yml"
-    dropped = ("Corrections", "Health", "Prediction", "Risks", "Throughput", "Cost", "Claims")
-    lines = [ln for ln in mk.read_text().splitlines()
-             if not any(ln.strip().startswith(f"- {t}:") for t in dropped)]
-    mk.write_text("\n".join(lines) + "\n")
+    # A nav written before the watch pages existed, plus a page of the user's own.
+    (root / "docs" / "notes.md").write_text("# Notes\n")
+    old_nav = ("nav:\n  - Home: index.md\n  - Archive: archive.md\n  - Charts: charts.md\n"
+               "  - Threads: threads/index.md\n  - Failures: failures.md\n"
+               "  - Notes: notes.md\n  - About: about.md\n")
+    mk.write_text(mk.read_text() + old_nav)
     site = build_site(root)
     assert (site / "health.html").is_file() and (site / "corrections.html").is_file()
     assert 'href="claims.html"' in (site / "index.html").read_text()
     full = complete_nav([{"Home": "index.md"}])
-    assert full is not None and [next(iter(d.values())) for d in full] == [p for _, p in SITE_PAGES]
+    assert [next(iter(d.values())) for d in full] == [s.path for s in SECTIONS]
+    assert 'href="notes.html"' in (site / "index.html").read_text()

@@ -18,8 +18,8 @@ from chronicle.analysis.series import build_series
 from chronicle.config import load_config
 from chronicle.demo import DEMO_WATCH
 from chronicle.init import InitOptions, init_chronicle
-from chronicle.render.run_pages import watch_pages
-from chronicle.site import _sealed_days
+from chronicle.render.run_pages import run_pages
+from chronicle.site.inputs import BuildInputs, load_inputs
 from chronicle.snapshot.fetch import fetch_simulated_source
 from chronicle.snapshot.take import take_snapshot
 from chronicle.sources.simulated import SimulatedRun
@@ -171,12 +171,16 @@ def test_cost_is_count_times_wall_clock_times_price(run: dict[str, Any]) -> None
         704 * (wall_h + 24 * remaining), rel=1e-9)
 
 
+def _run_pages(inputs: BuildInputs) -> dict[str, str | bytes]:
+    return run_pages(inputs.config, inputs.series, inputs.failures, inputs.days, inputs.runs,
+                     (inputs.config_artifact(), inputs.manifest_artifact()), None)
+
+
 def test_watch_pages_show_claims_risks_health_and_charts(run: dict[str, Any]) -> None:
-    config, store = run["config"], run["store"]
-    series = build_series(store.load_metrics(), store.load_runs(), config)
-    days = _sealed_days(store)
-    pages = watch_pages(config, store, series, sorted(store.load_failures(),
-                        key=lambda f: (f.start, f.id)), days)
+    config = run["config"]
+    inputs = load_inputs(config)
+    days = inputs.days
+    pages = _run_pages(inputs)
     claims = pages["claims.md"]
     row = next(line for line in claims.splitlines() if "792 GPUs" in line)
     cfg_sha = hashlib.sha256((run["root"] / "chronicle.yml").read_bytes()).hexdigest()
@@ -212,8 +216,6 @@ def test_day_page_lists_failed_checks_and_the_residual(run: dict[str, Any]) -> N
 
 def test_days_sealed_before_the_watchers_still_build(tmp_path: Path) -> None:
     built = make_chronicle(tmp_path / "c", nights=2)
-    store = Store(built.config.docs_dir)
-    series = build_series(store.load_metrics(), store.load_runs(), built.config)
-    pages = watch_pages(built.config, store, series, [], _sealed_days(store))
+    pages = _run_pages(load_inputs(built.config))
     assert "No prediction is configured" in pages["prediction.md"]
     assert "No claim is configured" in pages["claims.md"]

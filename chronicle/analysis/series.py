@@ -55,6 +55,14 @@ class Series:
     def get(self, name: str) -> np.ndarray | None:
         return self.values.get(name)
 
+    def finite(self, name: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """Return (timestamps, values) of the rows where `name` is finite, or None if none."""
+        values = self.values.get(name)
+        if values is None:
+            return None
+        ok = np.isfinite(values)
+        return (self.timestamp[ok], values[ok]) if ok.any() else None
+
     def window(self, start: float, end: float) -> Series:
         """Return the rows with start <= timestamp < end (epoch seconds)."""
         lo, hi = np.searchsorted(self.timestamp_sorted_index(), [start, end])

@@ -43,13 +43,7 @@ def _lines(s: Series, names: dict[str, str]) -> dict[str, tuple[np.ndarray, np.n
     A metric logged elsewhere in the store but not in this window gets no (empty) line,
     so a backfilled day charts exactly what the nightly job would have.
     """
-    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    for label, name in names.items():
-        values = s.get(name)
-        if values is not None and np.isfinite(values).any():
-            ok = np.isfinite(values)
-            out[label] = (s.timestamp[ok], values[ok])
-    return out
+    return {label: xy for label, name in names.items() if (xy := s.finite(name)) is not None}
 
 
 def day_charts(day: date, series: Series, failures: Sequence[FailureRecord]) -> dict[str, dict]:

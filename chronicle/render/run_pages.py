@@ -1,7 +1,8 @@
-"""Run-wide watch pages: prediction, health, risks, throughput, cost, claims (build time).
+"""The run-wide watch pages: prediction, health, risks, throughput, cost, claims (render
+stage, pure).
 
-`watch_pages` is pure over the store's figures: the stitched series, the failures, the
-sealed days' JSON and the config; it returns {path relative to docs/: content}.
+`run_pages` works from the stitched series, the failures, the sealed days' JSON, the run
+records and the config; it returns {path relative to docs/: content}.
 """
 
 from __future__ import annotations
@@ -20,13 +21,14 @@ from chronicle.analysis.health import STATUSES
 from chronicle.analysis.prediction import eval_points, predict, residual_line
 from chronicle.analysis.series import Series
 from chronicle.analysis.verdicts import watch_history
-from chronicle.config import CONFIG_NAME, RunConfig
-from chronicle.models import FailureRecord
+from chronicle.config import RunConfig
+from chronicle.models import FailureRecord, RunRecord
 from chronicle.render import charts as ch
 from chronicle.render import fmt_si, render
 from chronicle.render.day import chart_embed, chart_title
 from chronicle.render.svg import render_svg
-from chronicle.store import Store, sha256_file
+
+Artifact = tuple[str, str | None]  # (path, sha256, None if the file is missing)
 
 MARKS = {"pass": "✅ pass", "warn": "⚠️ warn", "fail": "❌ fail", "no-data": "· no data"}
 SHORT = {"pass": "✓", "warn": "⚠", "fail": "✗", "no-data": "·"}
@@ -110,7 +112,7 @@ def _risks_page(config: RunConfig, history: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _throughput_page(config: RunConfig, series: Series, days: Sequence[Mapping[str, Any]],
-                     failures: Sequence[FailureRecord], store: Store,
+                     failures: Sequence[FailureRecord], runs: Sequence[RunRecord],
                      out: dict[str, str | bytes]) -> str:
     th = summarize_throughput(days, failures, config)
     embeds = []
@@ -139,7 +141,7 @@ def _throughput_page(config: RunConfig, series: Series, days: Sequence[Mapping[s
                              y_title="fraction of tokens dropped", y_format=".1%",
                              rules=[(0.07, "alert 7%")])
         embeds.append(("Token dropping", _chart(out, "drop_daily", spec, "drop")))
-    experts = _num_experts(store)
+    experts = num_experts(runs)
     ent = series.get("router_entropy")
     if ent is not None and np.isfinite(ent).any():
         ok = np.isfinite(ent)
@@ -154,8 +156,9 @@ def _throughput_page(config: RunConfig, series: Series, days: Sequence[Mapping[s
                   bound=math.log(experts) if experts else None)
 
 
-def _num_experts(store: Store) -> int | None:
-    for run in reversed(store.load_runs()):
+def num_experts(runs: Sequence[RunRecord]) -> int | None:
+    """Return the number of experts in the newest run config that names it."""
+    for run in reversed(runs):
         model = run.config.get("model") if isinstance(run.config, dict) else None
         n = model.get("num_experts") if isinstance(model, dict) else None
         if isinstance(n, int) and n > 1:
@@ -169,31 +172,29 @@ def _fig(value: float | None) -> str:
     return fmt_si(value) if abs(value) >= 1e6 else f"{value:,.6g}"
 
 
-def watch_pages(config: RunConfig, store: Store, series: Series,
-                failures: Sequence[FailureRecord],
-                days: Sequence[Mapping[str, Any]]) -> dict[str, str | bytes]:
-    """Return the run-wide watch pages and their charts, keyed by path under docs/."""
+def run_pages(config: RunConfig, series: Series, failures: Sequence[FailureRecord],
+              days: Sequence[Mapping[str, Any]], runs: Sequence[RunRecord],
+              artifacts: tuple[Artifact, Artifact], snapshot: str | None,
+              ) -> dict[str, str | bytes]:
+    """Return the prediction, health, risks, throughput, cost and claims pages and charts.
+
+    `artifacts` names (path, sha256) of chronicle.yml and the newest manifest: the claims
+    cite them as the evidence a configured figure was read from.
+    """
     # Load inputs.
     history = watch_history(days, series, failures, config)
-    latest = store.latest()
-    cfg_path = config.root / CONFIG_NAME
-    manifest = store.data / latest.id / "MANIFEST.json" if latest else None
 
     # Process.
     out: dict[str, str | bytes] = {}
     out["prediction.md"] = _prediction_page(config, series, history, out)
     out["health.md"] = _health_page(config, history)
     out["risks.md"] = _risks_page(config, history)
-    out["throughput.md"] = _throughput_page(config, series, days, failures, store, out)
+    out["throughput.md"] = _throughput_page(config, series, days, failures, runs, out)
     cost = summarize_cost(days, config)
     out["cost.md"] = render("cost.md.j2", cost=cost, prices=sorted(
         config.run.prices_usd_per_accelerator_hour.items()), budget=config.run.token_budget)
-    figs = figures(config, cost, days,
-                   (CONFIG_NAME, sha256_file(cfg_path) if cfg_path.is_file() else None),
-                   (f"data/{latest.id}/MANIFEST.json" if latest else "no snapshot",
-                    sha256_file(manifest) if manifest and manifest.is_file() else None))
+    figs = figures(config, cost, days, *artifacts)
     claims = [{**c, "value_text": _fig(c["value"]), "figure_text": _fig(c["figure"])}
               for c in check_claims(config, figs)]
-    out["claims.md"] = render("claims.md.j2", claims=claims,
-                              snapshot=latest.id if latest else None)
+    out["claims.md"] = render("claims.md.j2", claims=claims, snapshot=snapshot)
     return out

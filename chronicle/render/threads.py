@@ -10,13 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from chronicle.models import Comment, Thread
+from chronicle.models import Archived, Comment, Thread
 from chronicle.render import front_matter, render
 from chronicle.render.sanitize import comment_block, title_text
-from chronicle.store import SnapshotInfo
 
 
-def comment_versions(states: Sequence[tuple[SnapshotInfo, Thread]]) -> list[dict[str, Any]]:
+def comment_versions(states: Sequence[tuple[Archived, Thread]]) -> list[dict[str, Any]]:
     """Return every comment ever archived, oldest first, with its distinct texts."""
     seen: dict[int, dict[str, Any]] = {}
     for i, (snap, thread) in enumerate(states):
@@ -40,7 +39,7 @@ def comment_versions(states: Sequence[tuple[SnapshotInfo, Thread]]) -> list[dict
     return out
 
 
-def render_thread(states: Sequence[tuple[SnapshotInfo, Thread]]) -> str:
+def render_thread(states: Sequence[tuple[Archived, Thread]]) -> str:
     """Return the Markdown page of one archived thread."""
     thread = states[-1][1]
     # An explicit title: mkdocs would otherwise take the h1's text, unescaped, into <title>.
@@ -53,8 +52,8 @@ def render_thread(states: Sequence[tuple[SnapshotInfo, Thread]]) -> str:
         comments=comment_versions(states))
 
 
-def thread_pages(history: Mapping[int, Sequence[tuple[SnapshotInfo, Thread]]],
-                 snapshots: Sequence[SnapshotInfo]) -> dict[str, str | bytes]:
+def thread_pages(history: Mapping[int, Sequence[tuple[Archived, Thread]]],
+                 snapshots: Sequence[Archived]) -> dict[str, str | bytes]:
     """Return threads/index.md and threads/<number>.md for every archived thread."""
     out: dict[str, str | bytes] = {}
     rows = []

@@ -1,7 +1,8 @@
-"""The citable archive's generated files: citations, the snapshot chain, corrections, feeds.
+"""The citable archive's generated files: citations, the snapshot chain, corrections, feeds
+(site stage).
 
-Pure functions of the store and the config, called by site.py at build time (gen-files
-for files, the page hook for the blocks appended to sealed day pages).
+Functions of one build's inputs: the generated files of site/pages.py, and the blocks the
+page hook appends to sealed day pages (a page cannot contain its own sha256).
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from chronicle.config import RunConfig
-from chronicle.models import FailureRecord, iso
+from chronicle.models import iso
 from chronicle.render import feeds, render
 from chronicle.render.cite import Entry, citation_cff, cite_markdown, csl_json, data_files
-from chronicle.store import SnapshotInfo, Store
+from chronicle.site.inputs import BuildInputs
+from chronicle.store import SnapshotInfo
 
 
 def day_entry(config: RunConfig, day: Mapping[str, Any], snap: SnapshotInfo) -> Entry:
@@ -41,7 +43,7 @@ def day_sections(config: RunConfig, day: Mapping[str, Any], snap: SnapshotInfo) 
     return cite_markdown(day_entry(config, day, snap), files, f"{day['date']}/cite.json")
 
 
-def snapshot_chain(store: Store) -> list[dict[str, Any]]:
+def snapshot_chain(snapshots: Sequence[SnapshotInfo]) -> list[dict[str, Any]]:
     """Return the hash chain of manifests, oldest first (api/snapshots.json)."""
     return [{
         "snapshot": s.id,
@@ -53,16 +55,16 @@ def snapshot_chain(store: Store) -> list[dict[str, Any]]:
         "sealed": sorted(s.sealed),
         "corrections": [c["id"] for c in s.manifest.get("corrections", ())],
         "backfilled": bool(s.manifest.get("backfilled")),
-    } for s in store.snapshots()]
+    } for s in snapshots]
 
 
-def archive_files(config: RunConfig, store: Store, days: Sequence[Mapping[str, Any]],
-                  failures: Sequence[FailureRecord]) -> dict[str, str | bytes]:
+def archive_files(inputs: BuildInputs) -> dict[str, str | bytes]:
     """Return the citation, chain, corrections and feed files of the site."""
+    config, store, days, failures = inputs.config, inputs.store, inputs.days, inputs.failures
     url = config.site.url
-    latest = store.latest()
+    latest = inputs.latest
     built = latest.taken_at if latest else datetime(1970, 1, 1, tzinfo=UTC)
-    sealers = store.sealed_days()
+    sealers = inputs.sealers
     out: dict[str, str | bytes] = {}
     for d in days:
         snap = sealers.get(datetime.fromisoformat(d["date"]).date())
@@ -74,8 +76,8 @@ def archive_files(config: RunConfig, store: Store, days: Sequence[Mapping[str, A
         license_id=config.site.license, version=latest.id if latest else None,
         abstract=f"A dated chronicle of the training run {config.run.name}: one sealed, "
                  "checksummed page per day, with the data each page was built from.")
-    out["api/snapshots.json"] = json.dumps({"run": config.run.name, "chain": snapshot_chain(store)},
-                                           indent=1, sort_keys=True) + "\n"
+    chain = {"run": config.run.name, "chain": snapshot_chain(inputs.snapshots)}
+    out["api/snapshots.json"] = json.dumps(chain, indent=1, sort_keys=True) + "\n"
     corrections = store.corrections()
     announced = {c["id"]: d["date"] for d in days for c in d.get("corrections") or ()}
     out["corrections.md"] = render(

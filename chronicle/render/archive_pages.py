@@ -1,0 +1,48 @@
+"""The Archive, Failures and About pages (render stage, pure)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from datetime import date
+from typing import Any
+
+from chronicle.config import RunConfig
+from chronicle.models import FailureRecord
+from chronicle.render import render
+
+
+def archive_page(days: Sequence[Mapping[str, Any]]) -> str:
+    """Return the Archive page: every sealed day, newest first, by month."""
+    groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for d in reversed(days):
+        groups[date.fromisoformat(d["date"]).strftime("%B %Y")].append(d)
+    return render("archive.md.j2", months=list(groups.items()))
+
+
+def failures_page(failures: Sequence[FailureRecord], snapshot: str | None) -> str:
+    """Return the Failures page: every record, with totals by kind."""
+    kinds: dict[str, list[FailureRecord]] = defaultdict(list)
+    for f in failures:
+        kinds[f.kind].append(f)
+    by_kind = [(k, len(v), sum(f.duration_seconds or 0.0 for f in v),
+                sum(f.accelerator_hours_lost or 0.0 for f in v)) for k, v in sorted(kinds.items())]
+    return render(
+        "failures.md.j2", failures=[f.to_json() for f in failures], snapshot=snapshot,
+        open_count=sum(1 for f in failures if f.end is None),
+        total_seconds=sum(f.duration_seconds or 0.0 for f in failures),
+        total_hours=sum(f.accelerator_hours_lost or 0.0 for f in failures),
+        unknown_hours=sum(1 for f in failures if f.accelerator_hours_lost is None),
+        by_kind=by_kind)
+
+
+def about_page(config: RunConfig) -> str:
+    """Return the About page: sources, method, verification and citing."""
+    return render(
+        "about.md.j2", title=config.site.title, run_name=config.run.name,
+        entity=config.wandb.entity, project=config.wandb.project, runs=config.wandb.runs,
+        repo=config.github.repo, issues=config.github.issues, labels=config.github.labels,
+        failure_labels=config.github.failure_labels, license=config.site.license,
+        accelerators=f"{config.run.accelerators.count} × {config.run.accelerators.kind}",
+        prices=sorted(config.run.prices_usd_per_accelerator_hour.items()),
+        site_url=config.site.url)

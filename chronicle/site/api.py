@@ -1,0 +1,41 @@
+"""The machine API: api/index.json, api/days/<date>.json, api/latest.json (site stage)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from chronicle.models import iso
+from chronicle.site.inputs import BuildInputs
+from chronicle.store import sha256_file
+
+
+def api_files(inputs: BuildInputs) -> dict[str, str | bytes]:
+    """Return every sealed day's JSON, the index of sealed days and the latest snapshot."""
+    config, store, days = inputs.config, inputs.store, inputs.days
+    out: dict[str, str | bytes] = {}
+    index = []
+    for d in days:
+        md = store.days / f"{d['date']}.md"
+        index.append({"date": d["date"], "day": d["day"], "title": d["title"],
+                      "permalink": f"{config.site.url}days/{d['date']}.html",
+                      "json": f"{config.site.url}api/days/{d['date']}.json",
+                      "sealed_by": d["sealed_by"], "sealed_at": d["sealed_at"],
+                      "sha256": sha256_file(md) if md.is_file() else None})
+        out[f"api/days/{d['date']}.json"] = (store.days / f"{d['date']}.json").read_bytes()
+    latest = inputs.latest
+    out["api/index.json"] = _dump({"run": config.run.name, "days": index})
+    out["api/latest.json"] = _dump({
+        "snapshot": latest.id if latest else None,
+        "taken_at": iso(latest.taken_at) if latest else None,
+        "latest_sealed_day": days[-1]["date"] if days else None,
+        "stale_sources": [{"source": s["name"], "since": iso(s["since"]),
+                           "last_good_snapshot": s["last_good"], "error": s["error"]}
+                          for s in inputs.stale],
+    })
+    return out
+
+
+def _dump(obj: Mapping[str, Any]) -> str:
+    return json.dumps(obj, indent=1, sort_keys=True, ensure_ascii=False) + "\n"

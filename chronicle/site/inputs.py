@@ -1,0 +1,117 @@
+"""What one build reads from the store, loaded once (site stage).
+
+Every generated page and every page hook of a build works from one `BuildInputs`: the
+sealed days' JSON, the stitched series, failures, runs, threads and the snapshot chain.
+The store is read here and nowhere else in the build.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from chronicle.analysis.series import Series, build_series
+from chronicle.config import CONFIG_NAME, RunConfig
+from chronicle.models import FailureRecord, RunRecord, Thread
+from chronicle.render.day import one_line
+from chronicle.store import SnapshotInfo, Store, sha256_file
+
+log = logging.getLogger("mkdocs.plugins.chronicle")
+
+
+@dataclass(frozen=True)
+class BuildInputs:
+    """The store as one build sees it (read once, shared by every page)."""
+
+    config: RunConfig
+    store: Store
+    snapshots: list[SnapshotInfo]
+    sealers: dict[date, SnapshotInfo]
+    days: list[dict[str, Any]]  # sealed day JSON, oldest first, plus "link" and "line"
+    series: Series
+    failures: list[FailureRecord]
+    runs: list[RunRecord]
+    threads: dict[int, list[tuple[SnapshotInfo, Thread]]]
+    stale: list[dict[str, Any]]
+
+    @property
+    def latest(self) -> SnapshotInfo | None:
+        return self.snapshots[-1] if self.snapshots else None
+
+    def day_json(self, day: str) -> dict[str, Any] | None:
+        """Return the sealed JSON of `day` (YYYY-MM-DD), or None."""
+        return next((d for d in self.days if d["date"] == day), None)
+
+    def artifact(self, rel: str) -> tuple[str, str | None]:
+        """Return (path, sha256) of a file under the chronicle folder (None if missing)."""
+        path = self.config.root / rel
+        return rel, sha256_file(path) if path.is_file() else None
+
+    def config_artifact(self) -> tuple[str, str | None]:
+        return self.artifact(CONFIG_NAME)
+
+    def manifest_artifact(self) -> tuple[str, str | None]:
+        latest = self.latest
+        if latest is None:
+            return "no snapshot", None
+        return self.artifact(f"docs/data/{latest.id}/MANIFEST.json")[0].removeprefix(
+            "docs/"), latest.manifest_sha256
+
+
+def load_inputs(config: RunConfig) -> BuildInputs:
+    """Read everything a build needs from the store of `config`."""
+    store = Store(config.docs_dir)
+    snapshots = store.snapshots()
+    sealers = store.sealed_days()
+    return BuildInputs(
+        config=config,
+        store=store,
+        snapshots=snapshots,
+        sealers=sealers,
+        days=_sealed_days(store, sealers),
+        series=build_series(store.load_metrics(), store.load_runs(), config),
+        failures=sorted(store.load_failures(), key=lambda f: (f.start, f.id)),
+        runs=store.load_runs(),
+        threads=store.thread_history(),
+        stale=stale_sources(snapshots),
+    )
+
+
+def _sealed_days(store: Store, sealers: dict[date, SnapshotInfo]) -> list[dict[str, Any]]:
+    out = []
+    for day, snap in sorted(sealers.items()):
+        path = store.days / f"{day.isoformat()}.json"
+        if not path.is_file():
+            log.warning("%s: sealed by snapshot %s but missing; run `chronicle verify`",
+                        path, snap.id)
+            continue
+        d = json.loads(path.read_bytes())
+        d["link"] = f"days/{day.isoformat()}.md"
+        d["line"] = one_line(d)
+        out.append(d)
+    return out
+
+
+def stale_sources(snaps: list[SnapshotInfo]) -> list[dict[str, Any]]:
+    """Return each source failing in the newest snapshot: since when, last good snapshot."""
+    if not snaps:
+        return []
+    out = []
+    for name, status in sorted(snaps[-1].sources.items()):
+        if status.ok:
+            continue
+        since, last_good = snaps[-1], None
+        for snap in reversed(snaps):
+            s = snap.sources.get(name)
+            if s is not None and s.ok:
+                last_good = snap
+                break
+            since = snap
+        since_at: datetime = since.taken_at
+        out.append({"name": name, "error": status.error, "since": since_at,
+                    "last_good": last_good.id if last_good else None,
+                    "last_good_at": last_good.taken_at if last_good else None})
+    return out

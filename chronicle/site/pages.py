@@ -1,0 +1,104 @@
+"""The page registry: every run-wide page a build generates, in nav order (site stage).
+
+One list feeds both the navigation and the generated files, so a page cannot be built
+without being in the nav (or the other way round). A chronicle keeps the mkdocs.yml it was
+scaffolded with: pages a later version adds join its nav at build time, or `--strict`
+would fail on "pages not included in the nav".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from chronicle.render.archive_pages import about_page, archive_page, failures_page
+from chronicle.render.charts_page import charts_page
+from chronicle.render.home import render_home
+from chronicle.render.run_pages import run_pages
+from chronicle.render.svg import javascript_bundle
+from chronicle.render.threads import thread_pages
+from chronicle.site.api import api_files
+from chronicle.site.citable import archive_files
+from chronicle.site.inputs import BuildInputs
+
+Files = dict[str, str | bytes]
+
+
+@dataclass(frozen=True)
+class Section:
+    """A nav entry and the builder of the files behind it (several pages may share one)."""
+
+    title: str
+    path: str
+    build: Callable[[BuildInputs], Files] | None = None
+
+
+def _home(i: BuildInputs) -> Files:
+    return {"index.md": render_home(i.config, i.days, i.series, i.failures, i.stale, i.latest)}
+
+
+def _run_pages(i: BuildInputs) -> Files:
+    latest = i.latest
+    return run_pages(i.config, i.series, i.failures, i.days, i.runs,
+                     (i.config_artifact(), i.manifest_artifact()),
+                     latest.id if latest else None)
+
+
+# Nav order. Pages whose files come from a shared builder (run_pages writes six, the
+# archive files write corrections.md and the feeds) name it once, on their first entry.
+SECTIONS: tuple[Section, ...] = (
+    Section("Home", "index.md", _home),
+    Section("Archive", "archive.md", lambda i: {"archive.md": archive_page(i.days)}),
+    Section("Charts", "charts.md", lambda i: charts_page(i.config, i.series, i.failures, i.days)),
+    Section("Threads", "threads/index.md", lambda i: thread_pages(i.threads, i.snapshots)),
+    Section("Failures", "failures.md", lambda i: {"failures.md": failures_page(
+        i.failures, i.latest.id if i.latest else None)}),
+    Section("Corrections", "corrections.md", archive_files),
+    Section("Health", "health.md", _run_pages),
+    Section("Prediction", "prediction.md"),
+    Section("Risks", "risks.md"),
+    Section("Throughput", "throughput.md"),
+    Section("Cost", "cost.md"),
+    Section("Claims", "claims.md"),
+    Section("About", "about.md", lambda i: {"about.md": about_page(i.config)}),
+)
+BUNDLE = "assets/javascripts/vega-bundle.js"
+
+
+def nav() -> list[dict[str, str]]:
+    """Return the navigation of every generated page, in order."""
+    return [{s.title: s.path} for s in SECTIONS]
+
+
+def complete_nav(nav_now: list[Any] | None) -> list[Any]:
+    """Return `nav_now` with every generated page it lacks appended (None: the whole nav)."""
+    if nav_now is None:
+        return nav()
+    present = _nav_paths(nav_now)
+    return [*nav_now, *({s.title: s.path} for s in SECTIONS if s.path not in present)]
+
+
+def _nav_paths(node: Any) -> set[str]:
+    if isinstance(node, str):
+        return {node}
+    if isinstance(node, dict):
+        return set().union(*(_nav_paths(v) for v in node.values())) if node else set()
+    if isinstance(node, list):
+        return set().union(*(_nav_paths(v) for v in node)) if node else set()
+    return set()
+
+
+def site_files(inputs: BuildInputs, bundle: bool = True) -> Files:
+    """Return every generated file (path relative to docs/ -> content)."""
+    files: Files = {}
+    for section in SECTIONS:
+        if section.build is not None:
+            files.update(section.build(inputs))
+    files.update(api_files(inputs))
+    missing = [s.path for s in SECTIONS if s.path not in files]
+    if missing:  # a registry entry whose builder was forgotten
+        raise RuntimeError(f"no builder wrote {', '.join(missing)}")
+    if bundle:
+        files[BUNDLE] = javascript_bundle()
+    return files
