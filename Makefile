@@ -29,9 +29,12 @@ chromium:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; \
 	fi
 
+## ruff, mypy, and the import contract (pyproject.toml [tool.importlinter]): the layers
+## of README "How it works" are what the imports do.
 lint: install
 	$(VENV)/bin/ruff check chronicle tests bench
 	$(VENV)/bin/mypy chronicle
+	$(VENV)/bin/lint-imports
 
 ## pytest's exit code 5 (no tests collected) must fail, not pass silently.
 test: install chromium lint

@@ -14,7 +14,6 @@ import pytest
 
 from chronicle.analysis.cost import summarize_cost
 from chronicle.analysis.prediction import predict
-from chronicle.analysis.series import build_series
 from chronicle.config import load_config
 from chronicle.demo import DEMO_WATCH
 from chronicle.init import InitOptions, init_chronicle
