@@ -33,7 +33,7 @@ chromium:
 ## of README "How it works" are what the imports do.
 lint: install
 	$(VENV)/bin/ruff check chronicle tests bench
-	$(VENV)/bin/mypy chronicle
+	$(VENV)/bin/mypy chronicle tests/support tests/rehearsal
 	$(VENV)/bin/lint-imports
 
 ## pytest's exit code 5 (no tests collected) must fail, not pass silently.

@@ -1,52 +1,28 @@
-"""Shared factories: small valid configs and chronicle folders."""
+"""Fixtures shared by the test modules; each delegates to tests/support, where the helpers
+live (test modules import those directly, never each other)."""
 
 from __future__ import annotations
 
-import copy
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from chronicle.config import RunConfig, parse_config
-
-BASE_CONFIG: dict[str, Any] = {
-    "source": "simulated",
-    "run": {
-        "name": "Test run",
-        "start": "2026-08-20",
-        "planned_days": 10,
-        "token_budget": 18.0e12,
-        "accelerators": {"kind": "GB200", "count": 704},
-        "prices_usd_per_accelerator_hour": {"spot": 4.22, "on-demand": 6.11},
-        "phases": {"pretraining": 0.0, "mid-training": 0.8},
-    },
-    "wandb": {"entity": "e", "project": "p", "runs": ["r1"]},
-    "github": {"repo": "o/r", "issues": [1], "labels": ["hero-run"],
-               "failure_labels": ["incident"]},
-    "simulated": {"seed": 7, "days": 10},
-    "site": {"url": "https://example.org/c/"},
-}
-
-
-def config_dict(**overrides: Any) -> dict[str, Any]:
-    """Return BASE_CONFIG with dotted-path overrides, e.g. {"run.planned_days": 5}."""
-    data = copy.deepcopy(BASE_CONFIG)
-    for dotted, value in overrides.items():
-        node = data
-        *parents, leaf = dotted.split("__")
-        for p in parents:
-            node = node.setdefault(p, {})
-        node[leaf] = value
-    return data
-
-
-def make_config(root: Path | None = None, **overrides: Any) -> RunConfig:
-    """Return a validated RunConfig (overrides use __ for nesting: run__planned_days=5)."""
-    return parse_config(config_dict(**overrides), root or Path("."))
+from chronicle.config import RunConfig
+from tests.support.config import make_config
+from tests.support.fakes.wandb_server import FakeWandb
+from tests.support.live import live_chronicle
 
 
 @pytest.fixture
 def config(tmp_path: Path) -> RunConfig:
+    """A valid config rooted in tmp_path, with its docs/ folder."""
     (tmp_path / "docs").mkdir()
     return make_config(tmp_path)
+
+
+@pytest.fixture
+def live(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, FakeWandb]]:
+    """A chronicle wired to fake W&B and GitHub servers (see tests/support/live.py)."""
+    with live_chronicle(tmp_path, monkeypatch) as pair:
+        yield pair

@@ -10,7 +10,8 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
-from site_factory import build_site, make_chronicle
+
+from tests.support.site_factory import build_site, make_chronicle
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",

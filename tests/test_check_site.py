@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from site_factory import build_site, make_chronicle
+
+from tests.support.site_factory import build_site, make_chronicle
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / ".github" / "scripts" / "check_site.py"

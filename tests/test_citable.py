@@ -14,11 +14,11 @@ import feedparser
 import jsonschema
 import pytest
 import yaml
-from site_factory import SITE_URL, Built, build_site, make_chronicle
 
 from chronicle.models import SourceStatus
 from chronicle.render.cite import Entry, bibtex
 from chronicle.store import Store, verify_store, write_snapshot
+from tests.support.site_factory import SITE_URL, Built, build_site, make_chronicle
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads((REPO / "tests" / "fixtures" / "cff-1.2.0-trimmed.schema.json").read_text())

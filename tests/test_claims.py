@@ -6,7 +6,7 @@ import pytest
 
 from chronicle.analysis.claims import check_claims, figures
 from chronicle.errors import ConfigError
-from tests.conftest import make_config
+from tests.support.config import make_config
 
 CLAIMS = [
     {"statement": "792 GPUs", "value": 792, "unit": "GPUs", "who": "w", "where": "x",

@@ -8,7 +8,7 @@ import yaml
 
 from chronicle.config import DEFAULT_METRICS, load_config, parse_config
 from chronicle.errors import ConfigError
-from tests.conftest import config_dict
+from tests.support.config import config_dict
 
 
 def test_repository_chronicle_yml_describes_the_marin_run() -> None:

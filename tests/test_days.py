@@ -11,7 +11,7 @@ from chronicle.analysis.days import downtime_in, summarize_day
 from chronicle.analysis.series import build_series
 from chronicle.models import Comment, FailureRecord, Thread
 from chronicle.store import rows_to_table
-from tests.conftest import make_config
+from tests.support.config import make_config
 
 DAY = date(2026, 8, 21)
 D0 = datetime(2026, 8, 21, tzinfo=UTC).timestamp()

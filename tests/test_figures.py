@@ -7,7 +7,7 @@ from chronicle.models import FailureRecord
 from chronicle.render.day_charts import DAY_CHARTS, day_charts
 from chronicle.render.svg import render_svg, render_svgs
 from chronicle.store import rows_to_table
-from tests.conftest import make_config
+from tests.support.config import make_config
 
 T0 = datetime(2026, 8, 20, tzinfo=UTC).timestamp()
 

@@ -13,7 +13,7 @@ from chronicle.analysis.series import Series, day_bounds
 from chronicle.config.watchers import DEFAULT_CHECKS
 from chronicle.errors import ConfigError
 from chronicle.models import FailureRecord
-from tests.conftest import make_config
+from tests.support.config import make_config
 
 DAY = date(2026, 8, 21)
 START, END = day_bounds(DAY)

@@ -17,7 +17,7 @@ from chronicle.analysis.incidents import detect_failures, loss_spikes
 from chronicle.analysis.series import Fork, Series, build_series
 from chronicle.config import DEFAULT_METRICS
 from chronicle.models import FailureRecord, RunRecord
-from tests.conftest import make_config
+from tests.support.config import make_config
 
 HERO = Path(__file__).parent / "fixtures" / "hero_head.csv"
 HERO_RUN = "hero-12d8b6f0-dee637"

@@ -19,7 +19,7 @@ from chronicle.analysis.prediction import (
 )
 from chronicle.analysis.series import Series
 from chronicle.errors import ConfigError
-from tests.conftest import make_config
+from tests.support.config import make_config
 
 FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "prediction_matched_progress.json")
                      .read_text())

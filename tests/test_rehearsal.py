@@ -1,4 +1,4 @@
-"""The nightly rehearsal (tests/rehearsal.py, `make rehearse`) passes over five nights
+"""The nightly rehearsal (tests/rehearsal/, `make rehearse`) passes over five nights
 (a killed attempt, a W&B outage, a quiet night with a concurrent push), and its checks
 fail when what they guard is broken (rewritten history, an altered sealed page, a
 half-written snapshot left behind, a missing stale notice)."""
@@ -13,16 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.rehearsal import _expand, main, rehearse
-from tests.rehearsal_checks import (
+from tests.rehearsal.checks import (
     NightResult,
     RehearsalFailure,
     check_git,
     check_site,
     check_snapshot,
 )
-from tests.rehearsal_world import MAINTAINER_SUBJECT, history_rows, night_plan, night_time
-from tests.test_workflows import _git
+from tests.rehearsal.runner import expand, main, rehearse
+from tests.rehearsal.world import MAINTAINER_SUBJECT, history_rows, night_plan, night_time
+from tests.support.git import git
 
 NIGHTS = 5
 Run = tuple[Path, list[NightResult], list[str]]
@@ -45,7 +45,7 @@ def copy(run: Run, tmp_path: Path) -> Path:
     for name in ("remote.git", "work", "chronicle-calls"):
         src = run[0] / name
         (shutil.copytree if src.is_dir() else shutil.copy2)(src, root / name)
-    _git(root / "work", "remote", "set-url", "origin", str(root / "remote.git"))
+    git(root / "work", "remote", "set-url", "origin", str(root / "remote.git"))
     return root
 
 
@@ -74,7 +74,7 @@ def test_five_nights_pass_with_the_planned_outcomes(run: Run) -> None:
 
 def test_the_remote_holds_one_commit_per_night_and_the_maintainers(run: Run) -> None:
     root, results, _ = run
-    log = _git(root / "remote.git", "log", "--format=%H %s", "main").splitlines()
+    log = git(root / "remote.git", "log", "--format=%H %s", "main").splitlines()
     commits = [line.split(" ", 1) for line in log]
     nightly = [sha for sha, subject in commits if subject.startswith("snapshot ")]
     assert nightly == [r.commit for r in reversed(results)]
@@ -93,10 +93,10 @@ def test_check_git_catches_rewritten_history(run: Run, copy: Path) -> None:
     remote = copy / "remote.git"
     assert check_git(copy, plan[-1], results[:-1]) == results[-1].commit  # untouched: passes
     # Night 5's commit replayed on night 3's: night 4's commit is dropped from history.
-    tree = _git(remote, "rev-parse", "main^{tree}")
-    message = _git(remote, "log", "-1", "--format=%B", "main")
-    rewritten = _git(remote, "commit-tree", tree, "-p", results[2].commit, "-m", message)
-    _git(remote, "update-ref", "refs/heads/main", rewritten)
+    tree = git(remote, "rev-parse", "main^{tree}")
+    message = git(remote, "log", "-1", "--format=%B", "main")
+    rewritten = git(remote, "commit-tree", tree, "-p", results[2].commit, "-m", message)
+    git(remote, "update-ref", "refs/heads/main", rewritten)
     with pytest.raises(RehearsalFailure, match="night 5: check 'history only grows'"):
         check_git(copy, plan[-1], results[:-1])
 
@@ -106,8 +106,8 @@ def test_check_git_catches_an_altered_sealed_page(run: Run, copy: Path) -> None:
     work = copy / "work"
     page = work / "docs" / "days" / "2026-08-20.md"
     page.write_text(page.read_text(encoding="utf-8") + "\nedited later\n", encoding="utf-8")
-    _git(work, "commit", "-q", "-a", "--amend", "--no-edit")  # same parent, same message
-    _git(work, "push", "-q", "--force", "origin", "HEAD:main")
+    git(work, "commit", "-q", "-a", "--amend", "--no-edit")  # same parent, same message
+    git(work, "push", "-q", "--force", "origin", "HEAD:main")
     with pytest.raises(RehearsalFailure, match=r"earlier files byte-for-byte unchanged.*"
                        r"docs/days/2026-08-20\.md"):
         check_git(copy, night_plan(NIGHTS)[-1], results[:-1])
@@ -131,9 +131,9 @@ def test_check_site_requires_the_stale_notice_when_wandb_failed(copy: Path) -> N
 
 
 def test_unknown_workflow_expressions_fail_loudly() -> None:
-    assert _expand("a=${{ x || y }}", {"x": "", "y": "2"}) == "a=2"
+    assert expand("a=${{ x || y }}", {"x": "", "y": "2"}) == "a=2"
     with pytest.raises(RehearsalFailure, match=r"cannot evaluate \$\{\{ vars.NEW \}\}"):
-        _expand("${{ vars.NEW }}", {})
+        expand("${{ vars.NEW }}", {})
 
 
 def test_main_refuses_too_few_nights_and_a_used_folder(

@@ -8,7 +8,7 @@ import numpy as np
 
 from chronicle.analysis.risks import risks_day
 from chronicle.analysis.series import Series, day_bounds
-from tests.conftest import make_config
+from tests.support.config import make_config
 
 START = date(2026, 8, 20)
 RISKS = [{"id": "gn", "title": "Grad norm", "metric": "grad_norm", "rule": "max > 1.0",

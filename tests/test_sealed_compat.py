@@ -10,56 +10,25 @@ sealed days changes on purpose: `python -m tests.support.goldens`.
 
 from __future__ import annotations
 
-import json
-import tarfile
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from chronicle.cli import main
-from chronicle.store import sha256_file
-
-FIXTURES = Path(__file__).parent / "fixtures"
-V1 = FIXTURES / "chronicle_v1.tar.gz"
-GOLDEN = FIXTURES / "golden" / "demo3_sealed.json"
-NIGHTS = ("2026-08-21T03:17:00Z", "2026-08-22T03:17:00Z", "2026-08-23T03:17:00Z")
-
-
-def unpack_v1(target: Path) -> Path:
-    """Extract the v1 chronicle into `target` and return it."""
-    with tarfile.open(V1) as tar:
-        tar.extractall(target, filter="data")
-    return target
-
-
-def stored_digests(root: Path) -> dict[str, str]:
-    """Return {path under docs/: sha256} of every snapshot and sealed-day file."""
-    docs = root / "docs"
-    return {
-        str(p.relative_to(docs)): sha256_file(p)
-        for sub in ("data", "days")
-        for p in sorted((docs / sub).rglob("*"))
-        if p.is_file()
-    }
-
-
-def _snapshot(root: Path, as_of: str) -> None:
-    result = CliRunner().invoke(main, ["snapshot", "--dir", str(root), "--as-of", as_of])
-    assert result.exit_code == 0, result.output
+from tests.support.goldens import (
+    read_golden,
+    seal_v1_nights,
+    stored_digests,
+    take_snapshot,
+    unpack_v1,
+)
 
 
 @pytest.mark.slow
 def test_same_inputs_seal_the_golden_bytes(tmp_path: Path) -> None:
-    v1 = unpack_v1(tmp_path / "v1")
-    fresh = tmp_path / "fresh"
-    (fresh / "docs").mkdir(parents=True)
-    for name in ("chronicle.yml", "failures.yml"):
-        (fresh / name).write_bytes((v1 / name).read_bytes())
-    for night in NIGHTS:
-        _snapshot(fresh, night)
-    golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
-    got = stored_digests(fresh)
+    got = seal_v1_nights(unpack_v1(tmp_path / "v1"), tmp_path / "fresh")
+    golden = read_golden()
     assert sorted(got) == sorted(golden), "a different set of files was sealed"
     changed = sorted(p for p in golden if got[p] != golden[p])
     assert not changed, f"sealed bytes differ from the golden: {changed[:5]}"
@@ -68,7 +37,7 @@ def test_same_inputs_seal_the_golden_bytes(tmp_path: Path) -> None:
 def test_golden_matches_v1_until_rendering_changes_on_purpose(tmp_path: Path) -> None:
     # The store's snapshot files never depend on rendering: they must stay v1's bytes.
     v1 = stored_digests(unpack_v1(tmp_path))
-    golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
+    golden = read_golden()
     data = {p: d for p, d in golden.items() if p.startswith("data/") and "MANIFEST" not in p}
     assert data == {p: d for p, d in v1.items() if p in data}
     assert data, "the golden lists no snapshot files"
@@ -80,7 +49,7 @@ def test_upgrade_leaves_every_v1_file_unchanged(tmp_path: Path) -> None:
     before = {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
     # A night with the new version: one more snapshot, then a build with v1's mkdocs.yml,
     # docs/hooks.py and docs/gen_pages.py (an upgraded chronicle keeps its scaffold).
-    _snapshot(root, "2026-08-24T03:17:00Z")
+    take_snapshot(root, "2026-08-24T03:17:00Z")
     result = CliRunner().invoke(main, ["build", "--dir", str(root)])
     assert result.exit_code == 0, result.output
     result = CliRunner().invoke(main, ["verify", "--dir", str(root)])

@@ -8,7 +8,7 @@ import numpy as np
 from chronicle.analysis.series import build_series
 from chronicle.models import RunRecord
 from chronicle.store import rows_to_table
-from tests.conftest import make_config
+from tests.support.config import make_config
 
 T = 1787192041.0
 C0 = datetime(2026, 8, 20, tzinfo=UTC)

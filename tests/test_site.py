@@ -12,7 +12,8 @@ from pathlib import Path
 
 import feedparser
 import pytest
-from site_factory import SEARCH_WORD, SITE_URL, Built, build_site, make_chronicle
+
+from tests.support.site_factory import SEARCH_WORD, SITE_URL, Built, build_site, make_chronicle
 
 NIGHTS = 4
 DATES = ["2026-08-20", "2026-08-21", "2026-08-22", "2026-08-23"]

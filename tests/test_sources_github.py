@@ -15,7 +15,7 @@ import pytest
 from chronicle.config import RunConfig, parse_config
 from chronicle.errors import SourceError
 from chronicle.sources.github import fetch_github
-from tests.fakes.github_server import FakeGithub
+from tests.support.fakes.github_server import FakeGithub
 
 SENTINEL = "ghp_SENTINEL0123456789abcdefSENTINEL"
 REPO = "marin-community/marin"

@@ -11,7 +11,7 @@ from chronicle.config import RunConfig
 from chronicle.errors import ConfigError
 from chronicle.models import Thread
 from chronicle.sources.manual import failures_from_threads, load_failures_file
-from tests.conftest import make_config
+from tests.support.config import make_config
 
 URL = "https://github.com/marin-community/marin/issues/8508"
 

@@ -20,38 +20,16 @@ import pytest
 
 from chronicle.errors import SourceError
 from chronicle.sources.wandb import PAGE_SIZE, WandbFetch, fetch_wandb
-from tests.conftest import make_config
-from tests.fakes.wandb_server import Failure, FakeRun, FakeWandb, SyntheticRows
+from tests.support.config import make_config
+from tests.support.fakes.hero import HERO, SENTINEL, add_run, hero_rows
+from tests.support.fakes.wandb_server import Failure, FakeWandb, SyntheticRows
 
-SENTINEL = "wandb-SENTINEL-0123456789abcdef-0123456789abcdef-SENTINEL"  # >= 40 chars
-HERO = "hero-12d8b6f0-dee637"
 CHILD = "hero-12d8b6f0-rewind"
-FIXTURES = Path(__file__).parent / "fixtures" / "wandb"
 END = datetime(2026, 12, 1, tzinfo=UTC)
 
 
 def t(text: str) -> datetime:
     return datetime.fromisoformat(text).replace(tzinfo=UTC)
-
-
-def hero_node() -> dict[str, Any]:
-    return json.loads((FIXTURES / f"{HERO}.run.json").read_text())
-
-
-def hero_rows() -> list[dict[str, Any]]:
-    lines = (FIXTURES / f"{HERO}.history.jsonl").read_text().splitlines()
-    return [json.loads(line) for line in lines]
-
-
-def add_run(fake: FakeWandb, name: str = HERO, rows: Any = None, **kw: Any) -> FakeRun:
-    node = hero_node()
-    fields: dict[str, Any] = {
-        "created_at": node["createdAt"], "state": node["state"],
-        "heartbeat_at": node["heartbeatAt"], "config": node["config"],
-        "summary": node["summaryMetrics"], "rows": hero_rows() if rows is None else rows,
-    }
-    fields.update(kw)
-    return fake.add_run(FakeRun(entity="e", project="p", name=name, **fields))
 
 
 def fetch(runs: list[str] | None = None, last_steps: dict[str, int] | None = None,

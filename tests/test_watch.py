@@ -23,7 +23,7 @@ from chronicle.snapshot.fetch import fetch_simulated_source
 from chronicle.snapshot.take import take_snapshot
 from chronicle.sources.simulated import SimulatedRun
 from chronicle.store import Store
-from tests.site_factory import make_chronicle
+from tests.support.site_factory import make_chronicle
 
 NIGHTS = 8
 START = date(2026, 8, 20)

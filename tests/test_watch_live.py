@@ -9,10 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from chronicle.cli import main
-from tests import test_pipeline_live
-from tests.fakes.wandb_server import FakeWandb
-
-live = test_pipeline_live.live  # the fixture: a chronicle wired to the fake servers
+from tests.support.fakes.wandb_server import FakeWandb
 
 
 def test_real_stall_fails_and_unlogged_metrics_are_no_data(live: tuple[Path, FakeWandb]) -> None:

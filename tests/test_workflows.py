@@ -17,15 +17,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from chronicle.models import SourceStatus
 from chronicle.store import Store, write_snapshot
+from tests.support.git import BOT_EMAIL, clone_with_remote, git
+from tests.support.paths import REPO
+from tests.support.workflows import (
+    CI,
+    NIGHTLY,
+    SCAFFOLD_NIGHTLY,
+    all_steps,
+    fake_bin,
+    find_step,
+    load_workflow,
+    run_step,
+    triggers,
+)
 
-ROOT = Path(__file__).resolve().parents[1]
-NIGHTLY = ROOT / ".github" / "workflows" / "nightly.yml"
-CI = ROOT / ".github" / "workflows" / "ci.yml"
-SCAFFOLD_NIGHTLY = ROOT / "chronicle" / "scaffold" / "workflows" / "nightly.yml"
 WORKFLOWS = [NIGHTLY, CI, SCAFFOLD_NIGHTLY]
 # Lowest majors that run on Node 24 (actionlint flags the Node 20 ones as deprecated).
 MIN_MAJOR = {
@@ -36,7 +44,6 @@ MIN_MAJOR = {
     "actions/deploy-pages": 5,
 }
 SID = "2026-09-30T031700Z"
-BOT_EMAIL = "41898282+github-actions[bot]@users.noreply.github.com"
 
 
 def _actionlint() -> Path:
@@ -60,35 +67,14 @@ def _run_actionlint(*files: Path) -> subprocess.CompletedProcess[str]:
            "NO_PROXY": ""}
     return subprocess.run(
         [str(_actionlint()), "-no-color", "-oneline", *map(str, files)],
-        capture_output=True, text=True, cwd=ROOT, env=env, timeout=120, check=False,
+        capture_output=True, text=True, cwd=REPO, env=env, timeout=120, check=False,
     )
-
-
-def _load(path: Path) -> dict[Any, Any]:
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    assert isinstance(data, dict)
-    return data
-
-
-def _on(workflow: dict[Any, Any]) -> dict[str, Any]:
-    # YAML 1.1 reads the bare key `on` as the boolean True.
-    return workflow[True]
-
-
-def _steps(workflow: dict[Any, Any]) -> list[tuple[str, dict[str, Any]]]:
-    return [(job, step) for job, spec in workflow["jobs"].items() for step in spec["steps"]]
-
-
-def _step(workflow: dict[Any, Any], job: str, name_part: str) -> dict[str, Any]:
-    matches = [s for j, s in _steps(workflow) if j == job and name_part in s.get("name", "")]
-    assert len(matches) == 1, f"one step of job {job} named like {name_part!r}"
-    return matches[0]
 
 
 # ---- actionlint -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: str(p.relative_to(REPO)))
 def test_actionlint_is_clean(path: Path) -> None:
     result = _run_actionlint(path)
     assert (result.returncode, result.stdout + result.stderr) == (0, "")
@@ -116,7 +102,7 @@ def test_scaffold_copy_equals_repo_copy() -> None:
 
 
 def test_schedule_is_daily_and_off_the_top_of_the_hour() -> None:
-    schedule = _on(_load(NIGHTLY))["schedule"]
+    schedule = triggers(load_workflow(NIGHTLY))["schedule"]
     assert len(schedule) == 1
     minute, hour, dom, month, dow = schedule[0]["cron"].split()
     assert minute.isdigit() and 1 <= int(minute) <= 59, "minute 0 is GitHub's busiest"
@@ -124,31 +110,31 @@ def test_schedule_is_daily_and_off_the_top_of_the_hour() -> None:
 
 
 def test_manual_runs_take_an_optional_as_of() -> None:
-    as_of = _on(_load(NIGHTLY))["workflow_dispatch"]["inputs"]["as_of"]
+    as_of = triggers(load_workflow(NIGHTLY))["workflow_dispatch"]["inputs"]["as_of"]
     assert as_of["required"] is False and as_of["type"] == "string"
 
 
 def test_runs_never_overlap_nor_cancel_a_snapshot() -> None:
-    concurrency = _load(NIGHTLY)["concurrency"]
+    concurrency = load_workflow(NIGHTLY)["concurrency"]
     assert concurrency["group"]
     assert concurrency["cancel-in-progress"] is False
 
 
 def test_permissions_are_least_privilege() -> None:
-    wf = _load(NIGHTLY)
+    wf = load_workflow(NIGHTLY)
     assert wf["permissions"] == {}
     jobs = wf["jobs"]
     assert jobs["snapshot"]["permissions"] == {"contents": "write"}
     assert jobs["deploy"]["permissions"] == {"pages": "write", "id-token": "write"}
     assert jobs["keepalive"]["permissions"] == {"contents": "write"}
-    ci = _load(CI)
+    ci = load_workflow(CI)
     assert ci["permissions"] == {"contents": "read"}
     assert all("permissions" not in job for job in ci["jobs"].values())
 
 
 def test_ci_runs_make_test_on_every_push_and_pull_request() -> None:
-    ci = _load(CI)
-    assert set(_on(ci)) == {"push", "pull_request"}
+    ci = load_workflow(CI)
+    assert set(triggers(ci)) == {"push", "pull_request"}
     (job,) = ci["jobs"].values()
     assert job["runs-on"] == "ubuntu-latest"
     assert job["container"] == "python:3.11-bookworm"  # Debian, as the dev machines
@@ -157,22 +143,22 @@ def test_ci_runs_make_test_on_every_push_and_pull_request() -> None:
 
 def test_every_job_has_a_timeout() -> None:
     for path in (NIGHTLY, CI):
-        for name, job in _load(path)["jobs"].items():
+        for name, job in load_workflow(path)["jobs"].items():
             assert 0 < job["timeout-minutes"] <= 60, f"{path.name}: job {name}"
 
 
 def test_deploy_job_deploys_the_pages_artifact() -> None:
-    wf = _load(NIGHTLY)
+    wf = load_workflow(NIGHTLY)
     deploy = wf["jobs"]["deploy"]
     assert deploy["needs"] == "snapshot"
     assert deploy["environment"]["name"] == "github-pages"
     assert [s["uses"].split("@")[0] for s in deploy["steps"]] == ["actions/deploy-pages"]
-    upload = [s for j, s in _steps(wf) if s.get("uses", "").startswith("actions/upload-pages")]
+    upload = [s for j, s in all_steps(wf) if s.get("uses", "").startswith("actions/upload-pages")]
     assert len(upload) == 1 and upload[0]["with"]["path"] == "site"
 
 
 def test_site_is_verified_built_and_checked_before_upload() -> None:
-    steps = _load(NIGHTLY)["jobs"]["snapshot"]["steps"]
+    steps = load_workflow(NIGHTLY)["jobs"]["snapshot"]["steps"]
     order = [s.get("run", s.get("uses", "")) for s in steps]
     verify = next(i for i, r in enumerate(order) if "chronicle verify" in r)
     commit = next(i for i, r in enumerate(order) if "git commit" in r)
@@ -183,7 +169,8 @@ def test_site_is_verified_built_and_checked_before_upload() -> None:
 
 
 def test_python_311_with_pip_cache_keyed_on_pyproject() -> None:
-    setups = [s for _, s in _steps(_load(NIGHTLY)) if "setup-python" in s.get("uses", "")]
+    nightly = load_workflow(NIGHTLY)
+    setups = [s for _, s in all_steps(nightly) if "setup-python" in s.get("uses", "")]
     assert len(setups) == 1
     with_ = setups[0]["with"]
     assert (with_["python-version"], with_["cache"]) == ("3.11", "pip")
@@ -192,7 +179,7 @@ def test_python_311_with_pip_cache_keyed_on_pyproject() -> None:
 
 def test_actions_are_current_majors() -> None:
     for path in WORKFLOWS:
-        for _, step in _steps(_load(path)):
+        for _, step in all_steps(load_workflow(path)):
             if "uses" not in step:
                 continue
             action, _, ref = step["uses"].partition("@")
@@ -209,58 +196,22 @@ def test_history_is_never_rewritten() -> None:
 
 def test_every_script_is_strict() -> None:
     for path in WORKFLOWS:
-        for job, step in _steps(_load(path)):
+        for job, step in all_steps(load_workflow(path)):
             if "run" in step:
                 first = step["run"].lstrip().splitlines()[0]
                 assert first == "set -euo pipefail", f"{path.name}: {job}/{step.get('name')}"
 
 
 def test_secrets_reach_the_snapshot_step_only() -> None:
-    wf = _load(NIGHTLY)
-    step = _step(wf, "snapshot", "Take a snapshot")
+    wf = load_workflow(NIGHTLY)
+    step = find_step(wf, "snapshot", "Take a snapshot")
     assert step["env"]["WANDB_API_KEY"] == "${{ secrets.WANDB_API_KEY }}"
     assert "github.token" in step["env"]["GITHUB_TOKEN"]
-    others = [s for _, s in _steps(wf) if s is not step]
+    others = [s for _, s in all_steps(wf) if s is not step]
     assert not any("secrets." in json.dumps(s) for s in others)
 
 
 # ---- the shell steps, run for real ---------------------------------------------------------
-
-
-def _fake_bin(tmp: Path, **scripts: str) -> Path:
-    """A bin folder with `python` (this interpreter) and the given shell scripts."""
-    bin_dir = tmp / "bin"
-    bin_dir.mkdir(exist_ok=True)
-    (bin_dir / "python").symlink_to(sys.executable)
-    for name, body in scripts.items():
-        path = bin_dir / name
-        path.write_text("#!/bin/sh\n" + body, encoding="utf-8")
-        path.chmod(0o755)
-    return bin_dir
-
-
-def _run_step(
-    step: dict[str, Any], cwd: Path, bin_dir: Path, env: dict[str, str]
-) -> tuple[subprocess.CompletedProcess[str], dict[str, str]]:
-    """Run a step's script as GitHub does (bash -e -o pipefail); return it and its outputs."""
-    script = cwd.parent / "step.sh"
-    script.write_text(step["run"], encoding="utf-8")
-    outputs = cwd.parent / "github_output"
-    outputs.write_text("", encoding="utf-8")
-    full_env = {
-        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-        "HOME": str(cwd.parent),
-        "GITHUB_OUTPUT": str(outputs),
-        "GITHUB_REF": "refs/heads/main",
-        "GIT_CONFIG_NOSYSTEM": "1",
-        **env,
-    }
-    result = subprocess.run(
-        ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
-        cwd=cwd, env=full_env, capture_output=True, text=True, timeout=60, check=False,
-    )
-    pairs = [line.split("=", 1) for line in outputs.read_text(encoding="utf-8").splitlines()]
-    return result, dict(pairs)
 
 
 def _manifest(root: Path, sid: str, sources: dict[str, Any], sealed: list[str]) -> None:
@@ -279,9 +230,9 @@ def _snapshot_run(tmp_path: Path, code: int, **env: str) -> tuple[Any, dict[str,
     if code in (0, 3):
         _manifest(work, SID, sources, ["2026-09-28", "2026-09-29"])
     calls = tmp_path / "calls"
-    bin_dir = _fake_bin(tmp_path, chronicle=f'echo "$@" >> "{calls}"\nexit {code}\n')
-    step = _step(_load(NIGHTLY), "snapshot", "Take a snapshot")
-    result, outputs = _run_step(step, work, bin_dir, {"AS_OF": "", **env})
+    bin_dir = fake_bin(tmp_path, chronicle=f'echo "$@" >> "{calls}"\nexit {code}\n')
+    step = find_step(load_workflow(NIGHTLY), "snapshot", "Take a snapshot")
+    result, outputs = run_step(step, work, bin_dir, {"AS_OF": "", **env})
     return result, outputs, calls
 
 
@@ -323,9 +274,9 @@ def test_snapshot_step_reads_manifests_as_the_store_writes_them(tmp_path: Path) 
     write_snapshot(store, taken, metrics=[], runs=[], threads=None, failures=[],
                          statuses=statuses,
                          sealed={"2026-09-29": {"days/2026-09-29.md": b"# day\n"}})
-    bin_dir = _fake_bin(tmp_path, chronicle="exit 3\n")
-    step = _step(_load(NIGHTLY), "snapshot", "Take a snapshot")
-    result, outputs = _run_step(step, work, bin_dir, {"AS_OF": ""})
+    bin_dir = fake_bin(tmp_path, chronicle="exit 3\n")
+    step = find_step(load_workflow(NIGHTLY), "snapshot", "Take a snapshot")
+    result, outputs = run_step(step, work, bin_dir, {"AS_OF": ""})
     assert result.returncode == 0, result.stderr
     assert "source(s) failed: github." in result.stdout
     assert outputs["message"] == (
@@ -341,60 +292,37 @@ def test_snapshot_step_other_failures_fail_the_job(tmp_path: Path, code: int) ->
     assert outputs == {}
 
 
-def _git(cwd: Path, *args: str) -> str:
-    env = {**os.environ, "HOME": str(cwd.parent), "GIT_CONFIG_NOSYSTEM": "1"}
-    ident = ["-c", "user.name=t", "-c", "user.email=t@example.org", "-c", "init.defaultBranch=main"]
-    out = subprocess.run(["git", *ident, *args], cwd=cwd, env=env, capture_output=True,
-                         text=True, check=True, timeout=60)
-    return out.stdout.strip()
-
-
-def _clone_with_remote(tmp_path: Path, commit_env: dict[str, str] | None = None) -> Path:
-    remote, seed, work = tmp_path / "remote.git", tmp_path / "seed", tmp_path / "work"
-    _git(tmp_path, "init", "-q", "--bare", str(remote))
-    seed.mkdir()
-    _git(seed, "init", "-q")
-    (seed / "README.md").write_text("chronicle\n", encoding="utf-8")
-    _git(seed, "add", "README.md")
-    env = {**os.environ, "HOME": str(tmp_path), **(commit_env or {})}
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.org", "commit",
-                    "-q", "-m", "start"], cwd=seed, env=env, check=True, timeout=60)
-    _git(seed, "push", "-q", str(remote), "HEAD:refs/heads/main")
-    _git(tmp_path, "clone", "-q", "--branch", "main", str(remote), str(work))
-    return work
-
-
 def test_commit_step_commits_only_store_files_once(tmp_path: Path) -> None:
-    work = _clone_with_remote(tmp_path)
+    work = clone_with_remote(tmp_path)
     _manifest(work, SID, {}, ["2026-09-29"])
     (work / "docs" / "days").mkdir()
     (work / "docs" / "days" / "2026-09-29.md").write_text("# day\n", encoding="utf-8")
     (work / "README.md").write_text("edited on the runner\n", encoding="utf-8")
-    step = _step(_load(NIGHTLY), "snapshot", "Commit the new snapshot")
+    step = find_step(load_workflow(NIGHTLY), "snapshot", "Commit the new snapshot")
     message = f"snapshot {SID}: sealed 2026-09-29"
-    bin_dir = _fake_bin(tmp_path)
-    result, _ = _run_step(step, work, bin_dir, {"MESSAGE": message})
+    bin_dir = fake_bin(tmp_path)
+    result, _ = run_step(step, work, bin_dir, {"MESSAGE": message})
     assert result.returncode == 0, result.stderr
     remote = tmp_path / "remote.git"
-    log = _git(remote, "log", "--format=%s|%ae", "main")
+    log = git(remote, "log", "--format=%s|%ae", "main")
     assert log.splitlines() == [f"{message}|{BOT_EMAIL}", "start|t@example.org"]
-    files = _git(remote, "show", "--name-only", "--format=", "main").splitlines()
+    files = git(remote, "show", "--name-only", "--format=", "main").splitlines()
     assert files == [f"docs/data/{SID}/MANIFEST.json", "docs/days/2026-09-29.md"]
 
     # A second run with nothing new in the store commits nothing.
-    again, _ = _run_step(step, work, bin_dir, {"MESSAGE": "unused"})
+    again, _ = run_step(step, work, bin_dir, {"MESSAGE": "unused"})
     assert again.returncode == 0, again.stderr
     assert "nothing new to commit" in again.stdout
-    assert len(_git(remote, "log", "--format=%s", "main").splitlines()) == 2
+    assert len(git(remote, "log", "--format=%s", "main").splitlines()) == 2
 
 
 def test_commit_step_works_before_any_day_is_sealed(tmp_path: Path) -> None:
-    work = _clone_with_remote(tmp_path)
+    work = clone_with_remote(tmp_path)
     _manifest(work, SID, {}, [])
-    step = _step(_load(NIGHTLY), "snapshot", "Commit the new snapshot")
-    result, _ = _run_step(step, work, _fake_bin(tmp_path), {"MESSAGE": f"snapshot {SID}"})
+    step = find_step(load_workflow(NIGHTLY), "snapshot", "Commit the new snapshot")
+    result, _ = run_step(step, work, fake_bin(tmp_path), {"MESSAGE": f"snapshot {SID}"})
     assert result.returncode == 0, result.stderr
-    assert _git(tmp_path / "remote.git", "log", "-1", "--format=%s", "main") == f"snapshot {SID}"
+    assert git(tmp_path / "remote.git", "log", "-1", "--format=%s", "main") == f"snapshot {SID}"
 
 
 @pytest.mark.parametrize(("days_old", "keepalive"), [(55, True), (10, False)])
@@ -402,20 +330,20 @@ def test_keepalive_commits_only_after_50_quiet_days(
     tmp_path: Path, days_old: int, keepalive: bool
 ) -> None:
     when = f"@{int(time.time()) - days_old * 86400} +0000"
-    work = _clone_with_remote(tmp_path, {"GIT_COMMITTER_DATE": when, "GIT_AUTHOR_DATE": when})
-    step = _step(_load(NIGHTLY), "keepalive", "keep-alive")
-    result, _ = _run_step(step, work, _fake_bin(tmp_path), {})
+    work = clone_with_remote(tmp_path, {"GIT_COMMITTER_DATE": when, "GIT_AUTHOR_DATE": when})
+    step = find_step(load_workflow(NIGHTLY), "keepalive", "keep-alive")
+    result, _ = run_step(step, work, fake_bin(tmp_path), {})
     assert result.returncode == 0, result.stderr
-    log = _git(tmp_path / "remote.git", "log", "--format=%s", "main").splitlines()
+    log = git(tmp_path / "remote.git", "log", "--format=%s", "main").splitlines()
     if keepalive:
         assert len(log) == 2 and log[0].startswith(f"keep-alive: no commit for {days_old} days")
-        assert _git(tmp_path / "remote.git", "show", "--name-only", "--format=", "main") == ""
+        assert git(tmp_path / "remote.git", "show", "--name-only", "--format=", "main") == ""
     else:
         assert log == ["start"]
 
 
 def test_keepalive_runs_even_when_the_snapshot_job_failed() -> None:
-    job = _load(NIGHTLY)["jobs"]["keepalive"]
+    job = load_workflow(NIGHTLY)["jobs"]["keepalive"]
     assert job["needs"] == "snapshot"
     assert job["if"] == "${{ !cancelled() }}"
 
@@ -426,15 +354,15 @@ def _install_run(tmp_path: Path, pyproject: str | None, package: str) -> tuple[A
     if pyproject is not None:
         (work / "pyproject.toml").write_text(pyproject, encoding="utf-8")
     calls = tmp_path / "calls"
-    bin_dir = _fake_bin(tmp_path, pip=f'echo "$@" >> "{calls}"\n')
-    step = _step(_load(NIGHTLY), "snapshot", "Install chronicle")
-    env = {"CHRONICLE_PACKAGE": package, "PYTHONPATH": str(ROOT)}
-    result, _ = _run_step(step, work, bin_dir, env)
+    bin_dir = fake_bin(tmp_path, pip=f'echo "$@" >> "{calls}"\n')
+    step = find_step(load_workflow(NIGHTLY), "snapshot", "Install chronicle")
+    env = {"CHRONICLE_PACKAGE": package, "PYTHONPATH": str(REPO)}
+    result, _ = run_step(step, work, bin_dir, env)
     return result, calls.read_text() if calls.exists() else ""
 
 
 def test_install_uses_the_checkout_in_chronicles_own_repository(tmp_path: Path) -> None:
-    result, calls = _install_run(tmp_path, (ROOT / "pyproject.toml").read_text(), "ignored")
+    result, calls = _install_run(tmp_path, (REPO / "pyproject.toml").read_text(), "ignored")
     assert result.returncode == 0, result.stderr
     assert calls == "install .\n"
 

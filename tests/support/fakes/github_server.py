@@ -14,11 +14,12 @@ import zlib
 from dataclasses import dataclass, field
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "github"
+from tests.support.paths import FIXTURES
+
+GITHUB_FIXTURES = FIXTURES / "github"
 FAILURES = ("500", "401", "rate_limit", "secondary", "secondary_retry_after", "malformed")
 MAX_PER_PAGE = 100  # GitHub's own cap
 
@@ -70,7 +71,7 @@ class FakeGithub:
 
     @classmethod
     def from_fixture(cls, name: str = "marin-issues.json", **kw: Any) -> FakeGithub:
-        return cls(world=json.loads((FIXTURES / name).read_text(encoding="utf-8")), **kw)
+        return cls(world=json.loads((GITHUB_FIXTURES / name).read_text(encoding="utf-8")), **kw)
 
     # -- lifecycle -------------------------------------------------------------------
     @property

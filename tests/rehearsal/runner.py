@@ -5,7 +5,7 @@ job), night after night, with bash as GitHub does, the real `chronicle` CLI of t
 and fake W&B and GitHub servers on 127.0.0.1; commits go to a local bare git remote.
 Night 2's first attempt is killed halfway, W&B answers 500 on night 3, and night 4 has
 no new data while a maintainer pushes to the branch (the job's push must rebase). After
-every night the checks in tests/rehearsal_checks.py run; the first failing check stops
+every night the checks in tests/rehearsal/checks.py run; the first failing check stops
 the rehearsal with a message naming the night and the check.
 """
 
@@ -27,8 +27,8 @@ from typing import Any
 import yaml
 
 from chronicle.store import snapshot_id
-from tests.rehearsal_checks import NightResult, RehearsalFailure, check_final, check_night
-from tests.rehearsal_world import (
+from tests.rehearsal.checks import NightResult, RehearsalFailure, check_final, check_night
+from tests.rehearsal.world import (
     ENTITY,
     MAINTAINER_SUBJECT,
     PROJECT,
@@ -38,7 +38,8 @@ from tests.rehearsal_world import (
     World,
     night_plan,
 )
-from tests.test_workflows import NIGHTLY, _git, _load, _run_step
+from tests.support.git import git
+from tests.support.workflows import NIGHTLY, load_workflow, run_step
 
 # >= 40 characters, as W&B keys are; the checks make sure it never reaches a file.
 API_KEY = "rehearsal-wandb-key-0123456789abcdef-0123456789abcdef"
@@ -96,12 +97,12 @@ def venv_chronicle() -> Path:
 
 def _workflow_steps(job: str) -> list[dict[str, Any]]:
     """Return the job's `run:` steps in order, minus the GitHub-only ones (SKIPPED)."""
-    steps = _load(NIGHTLY)["jobs"][job]["steps"]
+    steps = load_workflow(NIGHTLY)["jobs"][job]["steps"]
     names = {s.get("name") for s in steps}
     missing = set(SKIPPED) - names if job == "snapshot" else set()
     if missing:
         raise RehearsalFailure(0, "set-up", f"{NIGHTLY}: no step named {sorted(missing)}; "
-                               "update SKIPPED in tests/rehearsal.py")
+                               "update SKIPPED in tests/rehearsal/runner.py")
     for step in steps:
         if "if" in step or "working-directory" in step or step.get("shell", "bash") != "bash":
             raise RehearsalFailure(0, "set-up", f"{NIGHTLY}: step {step.get('name')!r} uses "
@@ -109,7 +110,7 @@ def _workflow_steps(job: str) -> list[dict[str, Any]]:
     return [s for s in steps if "run" in s and s.get("name") not in SKIPPED]
 
 
-def _expand(text: str, context: dict[str, str]) -> str:
+def expand(text: str, context: dict[str, str]) -> str:
     """Substitute ${{ a || b }} expressions from `context`; unknown names fail loudly."""
 
     def value(match: re.Match[str]) -> str:
@@ -140,12 +141,12 @@ def _set_up(scratch: Scratch, world: World) -> None:
                         "labels": ["hero-run"], "failure_labels": ["incident"],
                         "max_rate_limit_wait_seconds": 1}
     config_path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
-    _git(scratch.root, "init", "-q", "--bare", str(scratch.remote))
-    _git(seed, "init", "-q")
-    _git(seed, "add", ".")
-    _git(seed, "commit", "-q", "-m", "chronicle init")
-    _git(seed, "push", "-q", str(scratch.remote), f"HEAD:refs/heads/{BRANCH}")
-    _git(scratch.root, "clone", "-q", "--branch", BRANCH, str(scratch.remote), str(scratch.work))
+    git(scratch.root, "init", "-q", "--bare", str(scratch.remote))
+    git(seed, "init", "-q")
+    git(seed, "add", ".")
+    git(seed, "commit", "-q", "-m", "chronicle init")
+    git(seed, "push", "-q", str(scratch.remote), f"HEAD:refs/heads/{BRANCH}")
+    git(scratch.root, "clone", "-q", "--branch", BRANCH, str(scratch.remote), str(scratch.work))
     scratch.temp.mkdir()
     scratch.shim.mkdir()
     # `chronicle` is the venv's real CLI, wrapped to record its exit code for the checks.
@@ -191,11 +192,11 @@ def _run_job(job: str, scratch: Scratch, night: Night, env: dict[str, str]) -> l
     logs = []
     for step in _workflow_steps(job):
         context = _context(scratch, night, outputs)
-        step_env = {k: _expand(str(v), context) for k, v in (step.get("env") or {}).items()}
-        script = {"run": _expand(step["run"], context)}
+        step_env = {k: expand(str(v), context) for k, v in (step.get("env") or {}).items()}
+        script = {"run": expand(step["run"], context)}
         started = time.monotonic()
         try:
-            result, out = _run_step(script, scratch.work, scratch.shim, {**env, **step_env})
+            result, out = run_step(script, scratch.work, scratch.shim, {**env, **step_env})
         except subprocess.TimeoutExpired as err:
             raise RehearsalFailure(night.number, f"step {step['name']!r} finished",
                                    f"still running after {err.timeout} s") from err
@@ -263,13 +264,13 @@ def _maintainer_push(scratch: Scratch) -> str:
     """Push an unrelated commit to the branch, as a maintainer might while the job runs."""
     clone = scratch.root / "maintainer"
     if not clone.exists():
-        _git(scratch.root, "clone", "-q", "--branch", BRANCH, str(scratch.remote), str(clone))
-    _git(clone, "pull", "-q", "--ff-only", "origin", BRANCH)
+        git(scratch.root, "clone", "-q", "--branch", BRANCH, str(scratch.remote), str(clone))
+    git(clone, "pull", "-q", "--ff-only", "origin", BRANCH)
     (clone / "NOTES.md").write_text("Ask in marin-community/marin#8506.\n", encoding="utf-8")
-    _git(clone, "add", "NOTES.md")
-    _git(clone, "commit", "-q", "-m", MAINTAINER_SUBJECT)
-    _git(clone, "push", "-q", "origin", f"HEAD:refs/heads/{BRANCH}")
-    return f"a maintainer pushed {_git(clone, 'rev-parse', '--short=10', 'HEAD')} meanwhile"
+    git(clone, "add", "NOTES.md")
+    git(clone, "commit", "-q", "-m", MAINTAINER_SUBJECT)
+    git(clone, "push", "-q", "origin", f"HEAD:refs/heads/{BRANCH}")
+    return f"a maintainer pushed {git(clone, 'rev-parse', '--short=10', 'HEAD')} meanwhile"
 
 
 def _say(line: str) -> None:
@@ -334,6 +335,3 @@ def main(argv: list[str] | None = None) -> int:
           f"{CHECKED}")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -20,9 +20,8 @@ from chronicle.render.day import render_day_files
 from chronicle.render.day_charts import day_charts
 from chronicle.render.svg import render_svg
 from chronicle.store import Store, snapshot_id, write_snapshot
+from tests.support.paths import REPO, SCAFFOLD
 
-REPO = Path(__file__).resolve().parents[1]
-SCAFFOLD = REPO / "chronicle" / "scaffold"
 START = date(2026, 8, 20)
 SITE_URL = "https://example.org/chronicle/"
 SEARCH_WORD = "quokkaflux"  # appears in one comment only

@@ -1,4 +1,4 @@
-"""The rehearsal's checks: after each night, and once at the end (see tests/rehearsal.py)."""
+"""The rehearsal's checks: after each night, and once at the end (see tests/rehearsal/runner.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from chronicle.store import Store, snapshot_id
-from tests.rehearsal_world import (
+from tests.rehearsal.world import (
     EDIT_BODY,
     EDITED_ISSUE,
     KILL_NIGHT,
@@ -22,7 +22,7 @@ from tests.rehearsal_world import (
     World,
     history_rows,
 )
-from tests.test_workflows import BOT_EMAIL, _git
+from tests.support.git import BOT_EMAIL, git
 
 TRACKED_ISSUES = (8506, 8453)
 TRACKED_LABEL = "hero-run"
@@ -71,7 +71,7 @@ def _require(ok: bool, night: int, check: str, detail: str) -> None:
 
 def _tree(repo: Path, commit: str) -> dict[str, str]:
     """Return path -> blob id of every file at `commit` (equal ids: equal bytes)."""
-    lines = _git(repo, "ls-tree", "-r", commit).splitlines()
+    lines = git(repo, "ls-tree", "-r", commit).splitlines()
     return {line.split("\t", 1)[1]: line.split()[2] for line in lines}
 
 
@@ -162,19 +162,19 @@ def check_git(root: Path, night: Night, before: Sequence[NightResult]) -> str:
     n, remote = night.number, root / "remote.git"
     sid = snapshot_id(night.as_of)
     day = (night.as_of.date() - timedelta(days=1)).isoformat()
-    head = _git(remote, "rev-parse", "main")
-    previous = before[-1].commit if before else _git(remote, "rev-list", "--max-parents=0", "main")
-    parent = _git(remote, "rev-parse", "main^")
+    head = git(remote, "rev-parse", "main")
+    previous = before[-1].commit if before else git(remote, "rev-list", "--max-parents=0", "main")
+    parent = git(remote, "rev-parse", "main^")
     if night.maintainer_push:
         # The job's commit was replayed on top of the maintainer's (pull --rebase), not forced.
-        pushed = _git(remote, "log", "-1", "--format=%s", "main^")
-        _require(pushed == MAINTAINER_SUBJECT and _git(remote, "rev-parse", "main^^") == previous,
+        pushed = git(remote, "log", "-1", "--format=%s", "main^")
+        _require(pushed == MAINTAINER_SUBJECT and git(remote, "rev-parse", "main^^") == previous,
                  n, "history only grows (rebased on the maintainer's push)",
                  f"main^ is {pushed!r}, main^^ is not the previous night's {previous[:10]}")
     else:
         _require(parent == previous, n, "history only grows",
                  f"main^ is not the previous night's commit {previous[:10]}")
-    subject, author = _git(remote, "log", "-1", "--format=%s%n%ae", "main").splitlines()
+    subject, author = git(remote, "log", "-1", "--format=%s%n%ae", "main").splitlines()
     _require(subject.startswith(f"snapshot {sid}: sealed {day}") and author == BOT_EMAIL, n,
              "commit message names the snapshot", f"{subject!r} by {author}")
     _require(subject.endswith("(degraded: wandb failed)") == night.wandb_fails, n,
@@ -185,7 +185,7 @@ def check_git(root: Path, night: Night, before: Sequence[NightResult]) -> str:
     added = sorted(set(tree) - set(_tree(remote, parent)))
     bad = [p for p in added if not p.startswith((f"docs/data/{sid}/", f"docs/days/{day}"))]
     _require(not bad, n, "the commit adds only tonight's snapshot and day", str(bad))
-    status = _git(root / "work", "status", "--porcelain")
+    status = git(root / "work", "status", "--porcelain")
     _require(status == "", n, "checkout clean after the commit", status)
     return head
 
@@ -232,7 +232,7 @@ def check_final(root: Path, plan: Sequence[Night], results: Sequence[NightResult
                 secrets: Sequence[str]) -> None:
     """A fresh clone of the remote verifies; no secret reached a committed or built file."""
     fresh = root / "fresh-clone"
-    _git(root, "clone", "-q", str(root / "remote.git"), str(fresh))
+    git(root, "clone", "-q", str(root / "remote.git"), str(fresh))
     chronicle = Path(sys.executable).parent / "chronicle"
     verify = subprocess.run([str(chronicle), "verify"], cwd=fresh, capture_output=True,
                             text=True, timeout=120, check=False)

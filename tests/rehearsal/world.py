@@ -7,13 +7,12 @@ import copy
 import json
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
-from pathlib import Path
 from typing import Any
 
-from tests.fakes.github_server import FakeGithub
-from tests.fakes.wandb_server import Failure, FakeRun, FakeWandb
+from tests.support.fakes.github_server import FakeGithub
+from tests.support.fakes.wandb_server import Failure, FakeRun, FakeWandb
+from tests.support.paths import FIXTURES
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
 RUN = "hero-12d8b6f0-dee637"
 ENTITY, PROJECT = "marin-community", "marin_moe"
 START = date(2026, 8, 20)  # day 1: the hero run's first history row is 2026-08-20T02:14Z

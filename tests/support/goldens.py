@@ -1,0 +1,88 @@
+"""The v1 chronicle and the golden list of sealed bytes that tests/test_sealed_compat.py
+holds the current code to.
+
+`tests/fixtures/chronicle_v1.tar.gz` is a 3-day demo chronicle made at commit 4eb424f; it
+never changes. `tests/fixtures/golden/demo3_sealed.json` is {path under docs/: sha256} of
+every file under docs/data and docs/days that the current code seals when it replays the
+v1 chronicle's 3 nights from its chronicle.yml and failures.yml. Regenerate it only when
+the rendering of newly sealed days changes on purpose:
+
+    python -m tests.support.goldens
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from chronicle.cli import main as cli
+from chronicle.store import sha256_file
+from tests.support.paths import FIXTURES, REPO
+
+V1 = FIXTURES / "chronicle_v1.tar.gz"
+GOLDEN = FIXTURES / "golden" / "demo3_sealed.json"
+NIGHTS = ("2026-08-21T03:17:00Z", "2026-08-22T03:17:00Z", "2026-08-23T03:17:00Z")
+
+
+def unpack_v1(target: Path) -> Path:
+    """Extract the v1 chronicle into `target` and return it."""
+    with tarfile.open(V1) as tar:
+        tar.extractall(target, filter="data")
+    return target
+
+
+def stored_digests(root: Path) -> dict[str, str]:
+    """Return {path under docs/: sha256} of every snapshot and sealed-day file."""
+    docs = root / "docs"
+    return {
+        str(p.relative_to(docs)): sha256_file(p)
+        for sub in ("data", "days")
+        for p in sorted((docs / sub).rglob("*"))
+        if p.is_file()
+    }
+
+
+def take_snapshot(root: Path, as_of: str) -> None:
+    """Run `chronicle snapshot --dir root --as-of as_of`; fail naming its output if it fails."""
+    result = CliRunner().invoke(cli, ["snapshot", "--dir", str(root), "--as-of", as_of])
+    assert result.exit_code == 0, result.output
+
+
+def seal_v1_nights(v1: Path, fresh: Path) -> dict[str, str]:
+    """Replay the unpacked v1 chronicle's NIGHTS in a new chronicle in `fresh` (its
+    chronicle.yml and failures.yml, no scaffold); return its stored_digests."""
+    (fresh / "docs").mkdir(parents=True)
+    for name in ("chronicle.yml", "failures.yml"):
+        (fresh / name).write_bytes((v1 / name).read_bytes())
+    for night in NIGHTS:
+        take_snapshot(fresh, night)
+    return stored_digests(fresh)
+
+
+def read_golden() -> dict[str, str]:
+    """Return the golden {path under docs/: sha256}."""
+    golden: dict[str, str] = json.loads(GOLDEN.read_text(encoding="utf-8"))
+    return golden
+
+
+def main() -> int:
+    """Regenerate GOLDEN from the current code; print what changed."""
+    old = read_golden() if GOLDEN.is_file() else {}
+    with tempfile.TemporaryDirectory(prefix="chronicle-golden-") as tmp:
+        new = seal_v1_nights(unpack_v1(Path(tmp) / "v1"), Path(tmp) / "fresh")
+    GOLDEN.write_text(json.dumps(new, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    changed = sorted(p for p in new.keys() & old.keys() if new[p] != old[p])
+    print(f"wrote {GOLDEN.relative_to(REPO)}: {len(new)} files; {len(changed)} changed, "
+          f"{len(new.keys() - old.keys())} added, {len(old.keys() - new.keys())} removed")
+    for path in changed:
+        print(f"  changed {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,79 @@
+"""The GitHub Actions workflows as data, and their `run:` steps run as GitHub runs them
+(bash -e -o pipefail, GITHUB_OUTPUT collected) with a bin folder of fake commands."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.support.paths import REPO, SCAFFOLD
+
+NIGHTLY = REPO / ".github" / "workflows" / "nightly.yml"
+CI = REPO / ".github" / "workflows" / "ci.yml"
+SCAFFOLD_NIGHTLY = SCAFFOLD / "workflows" / "nightly.yml"
+
+
+def load_workflow(path: Path) -> dict[Any, Any]:
+    """Return the parsed workflow file."""
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    return data
+
+
+def triggers(workflow: dict[Any, Any]) -> dict[str, Any]:
+    """Return the workflow's triggers."""
+    # YAML 1.1 reads the bare key `on` as the boolean True.
+    return workflow[True]
+
+
+def all_steps(workflow: dict[Any, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Return (job name, step) for every step of every job."""
+    return [(job, step) for job, spec in workflow["jobs"].items() for step in spec["steps"]]
+
+
+def find_step(workflow: dict[Any, Any], job: str, name_part: str) -> dict[str, Any]:
+    """Return the one step of `job` whose name contains `name_part`."""
+    matches = [s for j, s in all_steps(workflow) if j == job and name_part in s.get("name", "")]
+    assert len(matches) == 1, f"one step of job {job} named like {name_part!r}"
+    return matches[0]
+
+
+def fake_bin(tmp: Path, **scripts: str) -> Path:
+    """A bin folder with `python` (this interpreter) and the given shell scripts."""
+    bin_dir = tmp / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "python").symlink_to(sys.executable)
+    for name, body in scripts.items():
+        path = bin_dir / name
+        path.write_text("#!/bin/sh\n" + body, encoding="utf-8")
+        path.chmod(0o755)
+    return bin_dir
+
+
+def run_step(
+    step: dict[str, Any], cwd: Path, bin_dir: Path, env: dict[str, str]
+) -> tuple[subprocess.CompletedProcess[str], dict[str, str]]:
+    """Run a step's script as GitHub does (bash -e -o pipefail); return it and its outputs."""
+    script = cwd.parent / "step.sh"
+    script.write_text(step["run"], encoding="utf-8")
+    outputs = cwd.parent / "github_output"
+    outputs.write_text("", encoding="utf-8")
+    full_env = {
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "HOME": str(cwd.parent),
+        "GITHUB_OUTPUT": str(outputs),
+        "GITHUB_REF": "refs/heads/main",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        **env,
+    }
+    result = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+        cwd=cwd, env=full_env, capture_output=True, text=True, timeout=60, check=False,
+    )
+    pairs = [line.split("=", 1) for line in outputs.read_text(encoding="utf-8").splitlines()]
+    return result, dict(pairs)
