@@ -200,6 +200,8 @@ class Thread:
 # Failure kinds. Records from issues are "issue", from failures.yml "manual"; the rest
 # are detected from metrics.
 FAILURE_KINDS = ("issue", "manual", "restart", "fork", "gap", "loss_spike", "nan_loss")
+# Failure kinds that mean the job stopped and came back: they count as restarts.
+RESTART_KINDS = ("gap", "fork", "restart")
 
 
 @dataclass(frozen=True)

@@ -14,11 +14,11 @@ from chronicle.analysis.prediction import (
     eval_points,
     infer,
     predict,
-    residual_line,
     summarize_prediction,
 )
 from chronicle.analysis.series import Series
 from chronicle.errors import ConfigError
+from chronicle.render.prose import residual_line
 from tests.support.config import make_config
 
 FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "prediction_matched_progress.json")

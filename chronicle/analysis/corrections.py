@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, date, datetime
 from typing import Any
 
+from chronicle.analysis.day_model import figure_at
 from chronicle.models import iso
 
 CORRECTION_SCHEMA = "chronicle-correction/1"
@@ -23,16 +24,6 @@ TRACKED: dict[str, tuple[float, float]] = {
     "data.rows": (0.0, 0.0),
     "downtime_seconds": (1.0, 0.0),
 }
-
-
-def figure(summary: Mapping[str, Any], path: str) -> Any:
-    """Return the value at a dotted figure path ("tokens.day"), or None."""
-    node: Any = summary
-    for part in path.split("."):
-        if not isinstance(node, Mapping):
-            return None
-        node = node.get(part)
-    return node
 
 
 def late_days(timestamps: Iterable[float]) -> dict[date, int]:
@@ -74,13 +65,13 @@ def find_corrections(
     `earlier` are corrections already published: a figure is compared with its latest
     published value (sealed, or corrected since), so a correction is never repeated.
     """
-    current = {p: figure(sealed, p) for p in TRACKED}
+    current = {p: figure_at(sealed, p) for p in TRACKED}
     for c in sorted(earlier, key=lambda c: c["found_at"]):
         if c["day"] == day.isoformat() and c["figure"] in current:
             current[c["figure"]] = c["corrected"]
     out = []
     for path in TRACKED:
-        now = figure(recomputed, path)
+        now = figure_at(recomputed, path)
         if not differs(current[path], now, path):
             continue
         out.append({
@@ -88,7 +79,7 @@ def find_corrections(
             "id": correction_id(day.isoformat(), path, snapshot),
             "day": day.isoformat(),
             "figure": path,
-            "sealed": figure(sealed, path),
+            "sealed": figure_at(sealed, path),
             "previous": current[path],
             "corrected": now,
             "sealed_by": sealed.get("sealed_by"),
@@ -97,20 +88,3 @@ def find_corrections(
             "reason": f"{late_rows} metric row(s) of this day arrived after it was sealed",
         })
     return out
-
-
-def describe(c: Mapping[str, Any]) -> str:
-    """Return one sentence saying what a correction changes."""
-    return (f"{c['figure']} of {c['day']}: {_fmt(c['previous'])} on the published record, "
-            f"{_fmt(c['corrected'])} with the data stored by snapshot {c['found_by']} "
-            f"({c['reason']}).")
-
-
-def _fmt(value: Any) -> str:
-    if value is None:
-        return "missing"
-    if isinstance(value, float) and abs(value) >= 1e6:
-        return f"{value:,.0f}"
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    return str(value)

@@ -12,9 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from chronicle.analysis.days import RESTART_KINDS
 from chronicle.config import RunConfig
-from chronicle.models import FailureRecord
+from chronicle.models import RESTART_KINDS, FailureRecord
 
 RECENT_DAYS = 7  # the sustained rate the projection extrapolates
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from chronicle.analysis.day_model import CheckResult, Health, PredictionRecord
 from chronicle.analysis.series import Series, day_bounds
 from chronicle.config import RunConfig
 from chronicle.config.watchers import Check, Rule
@@ -34,7 +35,7 @@ class Reading:
 
 def check_day(check: Check, day: date, series: Series, failures: Sequence[FailureRecord],
               config: RunConfig, now: float,
-              prediction: Mapping[str, Any] | None = None) -> dict[str, Any]:
+              prediction: PredictionRecord | None = None) -> CheckResult:
     """Return one check's verdict for `day`: status, value, threshold, when, reason."""
     reading = read(check.metric, check.rule, check.window_minutes, day, series, failures,
                    config, now, prediction)
@@ -58,7 +59,7 @@ def check_day(check: Check, day: date, series: Series, failures: Sequence[Failur
 
 
 def check_all(day: date, series: Series, failures: Sequence[FailureRecord], config: RunConfig,
-              now: float, prediction: Mapping[str, Any] | None = None) -> dict[str, Any]:
+              now: float, prediction: PredictionRecord | None = None) -> Health:
     """Return every configured check's verdict for `day` and the day's worst status."""
     results = [check_day(c, day, series, failures, config, now, prediction)
                for c in config.watch.health]

@@ -7,12 +7,12 @@ x axis is the fraction of the token budget at the eval's step (tokens read off
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 
+from chronicle.analysis.day_model import Inference, PredictionRecord
 from chronicle.analysis.series import Series
 from chronicle.config import RunConfig
 from chronicle.config.watchers import Prediction
@@ -90,14 +90,14 @@ def _fractions(series: Series, config: RunConfig, steps: np.ndarray) -> np.ndarr
 
 
 def summarize_prediction(series: Series, config: RunConfig, end: float, start: float,
-                         day1_sha256: str | None) -> dict[str, Any] | None:
+                         day1_sha256: str | None) -> PredictionRecord | None:
     """Return the day's prediction record: latest eval by `end`, residual, band, sha256."""
     prediction = config.watch.prediction
     if prediction is None:
         return None
     sha = prediction.sha256()
     registered = day1_sha256 or sha
-    out: dict[str, Any] = {
+    out: PredictionRecord = {
         "metric": prediction.metric, "sha256": sha, "registered_sha256": registered,
         "changed": sha != registered, "registered": prediction.registered.isoformat()
         if prediction.registered else None,
@@ -109,23 +109,22 @@ def summarize_prediction(series: Series, config: RunConfig, end: float, start: f
     if not pts["step"].size:
         return out
     out["evals_this_day"] = int(np.count_nonzero(pts["time"] >= start))
-    i = -1
-    out.update(eval_step=int(pts["step"][i]),
-               eval_time=iso(datetime.fromtimestamp(float(pts["time"][i]), tz=UTC)),
-               fraction=_f(pts["fraction"][i]), actual=_f(pts["actual"][i]),
-               predicted=_f(pts["predicted"][i]), low=_f(pts["low"][i]),
-               high=_f(pts["high"][i]), residual=_f(pts["residual"][i]))
+    out["eval_step"] = int(pts["step"][-1])
+    out["eval_time"] = iso(datetime.fromtimestamp(float(pts["time"][-1]), tz=UTC))
+    out["fraction"], out["actual"] = _f(pts["fraction"][-1]), _f(pts["actual"][-1])
+    out["predicted"], out["residual"] = _f(pts["predicted"][-1]), _f(pts["residual"][-1])
+    out["low"], out["high"] = _f(pts["low"][-1]), _f(pts["high"][-1])
     r, lo, hi, a = out["residual"], out["low"], out["high"], out["actual"]
     if r is not None:
         out["sign"] = "above" if r > 0 else "below" if r < 0 else "on"
     if lo is not None and hi is not None and a is not None:
-        out["band_excess"] = max(0.0, lo - a, a - hi)
-        out["outside_band"] = out["band_excess"] > 0
+        excess = max(0.0, lo - a, a - hi)
+        out["band_excess"], out["outside_band"] = excess, excess > 0
     out["inference"] = infer(out)
     return out
 
 
-def infer(p: Mapping[str, Any]) -> dict[str, str] | None:
+def infer(p: PredictionRecord) -> Inference | None:
     """Return the verdict a reader would draw from the record, labelled as an inference
     with the observation that would falsify it (None when there is nothing to infer)."""
     if p.get("outside_band") is None:
@@ -151,21 +150,3 @@ def infer(p: Mapping[str, Any]) -> dict[str, str] | None:
 
 def _f(v: Any) -> float | None:
     return float(v) if v is not None and np.isfinite(v) else None
-
-
-def residual_line(p: Mapping[str, Any] | None) -> str | None:
-    """Return a one-line description of a day's prediction record, or None."""
-    if not p or p.get("residual") is None:
-        return None
-    band = ""
-    if p.get("outside_band") is not None:
-        band = (" — outside the band" if p["outside_band"]
-                else " — inside the band") + f" [{p['low']:.3f}, {p['high']:.3f}]"
-    moved = " The prediction changed since day 1!" if p.get("changed") else ""
-    verdict = p.get("inference")
-    if verdict:
-        moved += (f" Inference: {verdict['statement']} (would be falsified by "
-                  f"{verdict['falsified_by']}).")
-    return (f"Eval loss {p['actual']:.4f} at step {p['eval_step']:,} "
-            f"({p['fraction']:.1%} of the budget) vs predicted {p['predicted']:.4f}: "
-            f"residual {p['residual']:+.4f} ({p['sign']}){band}.{moved}")

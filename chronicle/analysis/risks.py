@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from datetime import date
 from typing import Any
 
+from chronicle.analysis.day_model import PredictionRecord, RiskRecord
 from chronicle.analysis.health import read
 from chronicle.analysis.series import Series
 from chronicle.config import RunConfig
@@ -23,15 +24,13 @@ STATUSES = ("upcoming", "watching", "triggered", "passed")
 def risk_day(risk: Risk, day: date, fraction: float | None, series: Series,
              failures: Sequence[FailureRecord], config: RunConfig, now: float,
              before: Mapping[str, Any] | None,
-             prediction: Mapping[str, Any] | None = None) -> dict[str, Any]:
+             prediction: PredictionRecord | None = None) -> RiskRecord:
     """Return one risk's status on `day` given its record of the day before."""
     lo, hi = risk.watch
     prev = before.get("status") if before else None
     since = before.get("since") if before else None
-    out: dict[str, Any] = {"id": risk.id, "title": risk.title, "watch": [lo, hi],
-                           "rule": str(risk.rule), "metric": list(risk.metric),
-                           "reason": risk.reason, "fraction": fraction, "value": None,
-                           "evidence": before.get("evidence") if before else None}
+    value: float | None = None
+    evidence = before.get("evidence") if before else None
     if prev in ("triggered", "passed"):
         status = prev
     elif fraction is None:
@@ -41,23 +40,27 @@ def risk_day(risk: Risk, day: date, fraction: float | None, series: Series,
     else:
         reading = read(risk.metric, risk.rule, risk.window_minutes, day, series, failures,
                        config, now, prediction)
-        out["value"] = reading.value
+        value = reading.value
         if reading.value is not None and risk.rule.fires(reading.value):
             status = "triggered"
-            out["evidence"] = {"date": day.isoformat(), "value": reading.value,
-                               "threshold": risk.rule.threshold}
+            evidence = {"date": day.isoformat(), "value": reading.value,
+                        "threshold": risk.rule.threshold}
         else:
             # The day that crosses the window's end is still watched, then the risk passes.
             status = "passed" if fraction > hi else "watching"
-    out["status"] = status
-    out["since"] = since if status == prev and since else day.isoformat()
+    out: RiskRecord = {
+        "id": risk.id, "title": risk.title, "watch": [lo, hi], "rule": str(risk.rule),
+        "metric": list(risk.metric), "reason": risk.reason, "fraction": fraction,
+        "value": value, "evidence": evidence, "status": status,
+        "since": since if status == prev and since else day.isoformat(),
+    }
     return out
 
 
 def risks_day(day: date, fraction: float | None, series: Series,
               failures: Sequence[FailureRecord], config: RunConfig, now: float,
               previous: Sequence[Mapping[str, Any]] | None,
-              prediction: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+              prediction: PredictionRecord | None = None) -> list[RiskRecord]:
     """Return every configured risk's status on `day` (previous: the day before's list)."""
     before = {r["id"]: r for r in previous or ()}
     return [risk_day(r, day, fraction, series, failures, config, now, before.get(r.id),

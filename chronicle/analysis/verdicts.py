@@ -1,4 +1,8 @@
-"""A day's watch figures (prediction, health, risks): the extra keys of its day JSON."""
+"""A day's verdicts: prediction residual, health checks, risks (analysis stage, pure).
+
+These are the keys the watchers add to a day JSON when the day is sealed, and what the
+run-wide Health, Prediction and Risks pages recompute for every sealed day at build time.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from datetime import date, datetime
 from typing import Any
 
+from chronicle.analysis.day_model import Verdicts
 from chronicle.analysis.health import check_all
 from chronicle.analysis.prediction import summarize_prediction
 from chronicle.analysis.risks import risks_day
@@ -17,7 +22,7 @@ from chronicle.models import FailureRecord
 def watch_day(day: date, fraction: float | None, series: Series,
               failures: Sequence[FailureRecord], config: RunConfig, sealed_at: datetime,
               previous: Mapping[str, Any] | None,
-              day1_sha256: str | None) -> dict[str, Any]:
+              day1_sha256: str | None) -> Verdicts:
     """Return {"prediction", "health", "risks"} for one day (the day JSON's new keys)."""
     start, end = day_bounds(day)
     now = sealed_at.timestamp()
@@ -44,7 +49,7 @@ def watch_history(days: Sequence[Mapping[str, Any]], series: Series,
     out: list[dict[str, Any]] = []
     # The registered sha256 is the one sealed on day 1, when that day's JSON recorded it.
     first: str | None = (days[0].get("prediction") or {}).get("sha256") if days else None
-    previous: dict[str, Any] | None = None
+    previous: Mapping[str, Any] | None = None
     for d in days:
         day = date.fromisoformat(d["date"])
         sealed_at = datetime.fromisoformat(d["sealed_at"].replace("Z", "+00:00"))

@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import date
-from typing import Any
 
+from chronicle.analysis.day_model import DaySummary
 from chronicle.config import RunConfig
 from chronicle.models import FailureRecord
 from chronicle.render import render
+from chronicle.render.day import one_line
 
 
-def archive_page(days: Sequence[Mapping[str, Any]]) -> str:
+def archive_page(days: Sequence[DaySummary]) -> str:
     """Return the Archive page: every sealed day, newest first, by month."""
-    groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    groups: dict[str, list[tuple[DaySummary, str]]] = defaultdict(list)
     for d in reversed(days):
-        groups[date.fromisoformat(d["date"]).strftime("%B %Y")].append(d)
+        groups[date.fromisoformat(d["date"]).strftime("%B %Y")].append((d, one_line(d)))
     return render("archive.md.j2", months=list(groups.items()))
 
 

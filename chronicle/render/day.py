@@ -12,8 +12,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-from chronicle.analysis.corrections import describe as describe_correction
-from chronicle.analysis.prediction import residual_line
+from chronicle.analysis.day_model import DaySummary
 from chronicle.config import RunConfig
 from chronicle.models import parse_time
 from chronicle.render import (
@@ -25,6 +24,7 @@ from chronicle.render import (
     front_matter,
     render,
 )
+from chronicle.render.prose import describe_correction, residual_line
 from chronicle.render.sanitize import comment_block, plain_text
 
 CHART_ORDER = ("loss", "throughput", "moe", "grad_norm")
@@ -57,9 +57,9 @@ def _change(now: Any, before: Any, digits: int, pct: bool = False) -> str:
     return fmt_signed(delta, digits)
 
 
-def key_figures(day: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
+def key_figures(day: DaySummary) -> list[tuple[str, str, str, str]]:
     """Return rows (figure, this day, previous day, change) of the key-figures table."""
-    prev = day.get("previous") or {}
+    prev: Mapping[str, Any] = day.get("previous") or {}
     loss, tok, thr = day["loss"], day["tokens"], day["throughput"]
     moe, gn = day["moe"], day["grad_norm"]
     unit = "%" if thr.get("mfu_unit", "percent") == "percent" else ""
@@ -105,7 +105,7 @@ def _usd(value: Any) -> str:
     return "—" if not isinstance(value, int | float) else f"${value:,.0f}"
 
 
-def one_line(day: Mapping[str, Any]) -> str:
+def one_line(day: DaySummary) -> str:
     """Return the one-line digest of a day used by the archive and the home page."""
     loss, thr = day["loss"], day["throughput"]
     parts = []
@@ -126,16 +126,16 @@ def one_line(day: Mapping[str, Any]) -> str:
     return " · ".join(parts) if parts else "no metrics logged"
 
 
-def _threads(day: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _threads(day: DaySummary) -> list[dict[str, Any]]:
     out = []
     for t in day.get("threads_updated") or []:
-        comments = []
-        for c in t.get("new_comments") or []:
-            comments.append({"updated_at": None, **c, "edited": bool(c.get("edited")),
-                             "block": comment_block(c["body"]), "previous_block": None})
-        for c in t.get("edited_comments") or []:
-            before = c.get("previous_body")
-            comments.append({**c, "edited": True, "block": comment_block(c["body"]),
+        comments: list[dict[str, Any]] = []
+        for new in t.get("new_comments") or []:
+            comments.append({"updated_at": None, **new, "edited": bool(new.get("edited")),
+                             "block": comment_block(new["body"]), "previous_block": None})
+        for edited in t.get("edited_comments") or []:
+            before = edited.get("previous_body")
+            comments.append({**edited, "edited": True, "block": comment_block(edited["body"]),
                              "previous_block": comment_block(before) if before else None})
         comments.sort(key=lambda c: (c.get("updated_at") or c["created_at"], c["id"]))
         out.append({"opened": False, "labels": [], "url": "", **t, "comments": comments})
@@ -164,7 +164,7 @@ def provenance_rows(day: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[
     return rows, list(files.values())
 
 
-def render_day_markdown(day: Mapping[str, Any], charts: Mapping[str, Mapping[str, Any]],
+def render_day_markdown(day: DaySummary, charts: Mapping[str, Mapping[str, Any]],
                         config: RunConfig) -> str:
     """Return the sealed Markdown page of one day."""
     date = day["date"]
@@ -191,7 +191,7 @@ def render_day_markdown(day: Mapping[str, Any], charts: Mapping[str, Mapping[str
     return front_matter(meta) + body
 
 
-def _health(day: Mapping[str, Any]) -> dict[str, Any] | None:
+def _health(day: DaySummary) -> dict[str, Any] | None:
     """Return the day's health verdict and its failed / warning checks (None if not run)."""
     health = day.get("health")
     if not health:
@@ -201,8 +201,8 @@ def _health(day: Mapping[str, Any]) -> dict[str, Any] | None:
     return {"status": health["status"], "counts": health["counts"], "bad": bad}
 
 
-def render_day_files(day: dict[str, Any], charts: dict[str, dict[str, Any]], svgs: dict[str, str],
-                     config: RunConfig) -> dict[str, bytes]:
+def render_day_files(day: DaySummary, charts: dict[str, dict[str, Any]],
+                     svgs: dict[str, str], config: RunConfig) -> dict[str, bytes]:
     """Return a sealed day's files, keyed by path relative to docs/."""
     date = day["date"]
     missing = set(charts) ^ set(svgs)

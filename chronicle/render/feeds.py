@@ -16,8 +16,8 @@ from typing import Any
 
 from feedgen.feed import FeedGenerator
 
-from chronicle.analysis.corrections import describe
 from chronicle.models import FailureRecord, iso, parse_time
+from chronicle.render.prose import describe_correction
 
 FEEDS = {
     "failures": ("feed_failures.xml", "feed_failures.json"),
@@ -64,7 +64,8 @@ def correction_items(corrections: Sequence[Mapping[str, Any]],
         assert found is not None
         link = f"{site_url}days/{c['day']}.html"
         entry = announced_in.get(c["id"])
-        html = f'<p>{escape(describe(c))}</p><p>The sealed page <a href="{link}">{c["day"]}</a> '
+        html = (f'<p>{escape(describe_correction(c))}</p>'
+                f'<p>The sealed page <a href="{link}">{c["day"]}</a> ')
         html += "is unchanged"
         if entry:
             html += (f'; the correction is announced in the entry of <a href="{site_url}days/'

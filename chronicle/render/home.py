@@ -12,10 +12,12 @@ from typing import Any
 
 import numpy as np
 
+from chronicle.analysis.day_model import DaySummary
 from chronicle.analysis.series import Series, day_of_run
 from chronicle.config import RunConfig
 from chronicle.models import Archived, FailureRecord
 from chronicle.render import render
+from chronicle.render.day import one_line
 
 ETA_WINDOW_DAYS = 7
 
@@ -33,7 +35,7 @@ def _recent(series: Series, name: str, since: float) -> np.ndarray:
     return xy[1][xy[0] >= since] if xy is not None else np.array([])
 
 
-def render_home(config: RunConfig, days: Sequence[Mapping[str, Any]], series: Series,
+def render_home(config: RunConfig, days: Sequence[DaySummary], series: Series,
                 failures: Sequence[FailureRecord], stale: Sequence[Mapping[str, Any]],
                 latest: Archived | None) -> str:
     """Return the home page: the run at a glance, as of the newest data."""
@@ -74,4 +76,4 @@ def render_home(config: RunConfig, days: Sequence[Mapping[str, Any]], series: Se
         open_failures=[f for f in failures if f.end is None],
         data_as_of=as_of, snapshot=latest.id if latest else None,
         snapshot_at=latest.taken_at if latest else None,
-        recent=list(reversed(days[-7:])))
+        recent=[(d, one_line(d)) for d in reversed(days[-7:])])

@@ -18,7 +18,7 @@ import numpy as np
 from chronicle.analysis.claims import check_claims, figures
 from chronicle.analysis.cost import summarize_cost, summarize_throughput
 from chronicle.analysis.health import STATUSES
-from chronicle.analysis.prediction import eval_points, predict, residual_line
+from chronicle.analysis.prediction import eval_points, predict
 from chronicle.analysis.series import Series
 from chronicle.analysis.verdicts import watch_history
 from chronicle.config import RunConfig
@@ -26,6 +26,7 @@ from chronicle.models import FailureRecord, RunRecord
 from chronicle.render import charts as ch
 from chronicle.render import fmt_si, render
 from chronicle.render.day import chart_embed, chart_title
+from chronicle.render.prose import residual_line
 from chronicle.render.svg import render_svg
 
 Artifact = tuple[str, str | None]  # (path, sha256, None if the file is missing)

@@ -11,12 +11,12 @@ import json
 import logging
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any
+from typing import Any, cast
 
+from chronicle.analysis.day_model import DaySummary
 from chronicle.analysis.series import Series, build_series
 from chronicle.config import CONFIG_NAME, RunConfig
 from chronicle.models import FailureRecord, RunRecord, Thread
-from chronicle.render.day import one_line
 from chronicle.store import SnapshotInfo, Store, sha256_file
 
 log = logging.getLogger("mkdocs.plugins.chronicle")
@@ -30,7 +30,7 @@ class BuildInputs:
     store: Store
     snapshots: list[SnapshotInfo]
     sealers: dict[date, SnapshotInfo]
-    days: list[dict[str, Any]]  # sealed day JSON, oldest first, plus "link" and "line"
+    days: list[DaySummary]  # the sealed day JSON, oldest first
     series: Series
     failures: list[FailureRecord]
     runs: list[RunRecord]
@@ -41,7 +41,7 @@ class BuildInputs:
     def latest(self) -> SnapshotInfo | None:
         return self.snapshots[-1] if self.snapshots else None
 
-    def day_json(self, day: str) -> dict[str, Any] | None:
+    def day_json(self, day: str) -> DaySummary | None:
         """Return the sealed JSON of `day` (YYYY-MM-DD), or None."""
         return next((d for d in self.days if d["date"] == day), None)
 
@@ -57,8 +57,7 @@ class BuildInputs:
         latest = self.latest
         if latest is None:
             return "no snapshot", None
-        return self.artifact(f"docs/data/{latest.id}/MANIFEST.json")[0].removeprefix(
-            "docs/"), latest.manifest_sha256
+        return f"data/{latest.id}/MANIFEST.json", latest.manifest_sha256
 
 
 def load_inputs(config: RunConfig) -> BuildInputs:
@@ -80,7 +79,7 @@ def load_inputs(config: RunConfig) -> BuildInputs:
     )
 
 
-def _sealed_days(store: Store, sealers: dict[date, SnapshotInfo]) -> list[dict[str, Any]]:
+def _sealed_days(store: Store, sealers: dict[date, SnapshotInfo]) -> list[DaySummary]:
     out = []
     for day, snap in sorted(sealers.items()):
         path = store.days / f"{day.isoformat()}.json"
@@ -88,10 +87,7 @@ def _sealed_days(store: Store, sealers: dict[date, SnapshotInfo]) -> list[dict[s
             log.warning("%s: sealed by snapshot %s but missing; run `chronicle verify`",
                         path, snap.id)
             continue
-        d = json.loads(path.read_bytes())
-        d["link"] = f"days/{day.isoformat()}.md"
-        d["line"] = one_line(d)
-        out.append(d)
+        out.append(cast(DaySummary, json.loads(path.read_bytes())))
     return out
 
 

@@ -17,72 +17,13 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from chronicle.analysis.day_model import DERIVED, figure_at, figures
 from chronicle.analysis.series import day_bounds
 from chronicle.config import CONFIG_NAME, RunConfig
 from chronicle.models import FailureRecord, MetricRow
 from chronicle.store import Store, dump_json, parquet_bytes, sha256_bytes, sha256_file
 
-OBSERVED = "OBSERVED"
-DERIVED = "DERIVED"
 PROVENANCE_SCHEMA = "chronicle-provenance/1"
-
-# figure path -> (kind, method, inputs, scope). Inputs are canonical metric names (shown
-# with their W&B key), "config:<key>" or "day:<figure>" of the previous sealed day.
-# Scopes: "day" = metric rows of the day; "through" = also the last row before it;
-# "failures" / "config" / "previous" = the failure records, chronicle.yml, the day before.
-_FIGURES: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...]]] = {
-    "data.rows": (DERIVED, "count_rows/1", ("timestamp",), ("day",)),
-    "data.first": (OBSERVED, "first_row_time/1", ("timestamp",), ("day",)),
-    "data.last": (OBSERVED, "last_row_time/1", ("timestamp",), ("day",)),
-    "steps.first": (OBSERVED, "first_step/1", ("step",), ("day",)),
-    "steps.last": (OBSERVED, "last_step/1", ("step",), ("day",)),
-    "steps.count": (DERIVED, "step_span/1", ("step",), ("day",)),
-    "tokens.day": (DERIVED, "tokens_day/1", ("total_tokens",), ("through",)),
-    "tokens.cumulative": (OBSERVED, "last_total_tokens/1", ("total_tokens",), ("through",)),
-    "tokens.budget": (OBSERVED, "config/1", ("config:run.token_budget",), ("config",)),
-    "tokens.budget_fraction": (
-        DERIVED, "budget_fraction/1", ("total_tokens", "config:run.token_budget"),
-        ("through", "config")),
-    "loss.train_last": (OBSERVED, "last_finite/1", ("loss",), ("day",)),
-    "loss.train_mean": (DERIVED, "mean_finite/1", ("loss",), ("day",)),
-    "loss.train_min": (DERIVED, "min_finite/1", ("loss",), ("day",)),
-    "loss.train_change": (
-        DERIVED, "change_vs_previous_day/1", ("loss", "day:loss.train_last"),
-        ("day", "previous")),
-    "loss.eval_last": (OBSERVED, "last_finite/1", ("eval_loss",), ("through",)),
-    "loss.eval_step": (OBSERVED, "step_of_last_finite/1", ("eval_loss", "step"), ("through",)),
-    "loss.nan_rows": (DERIVED, "count_non_finite/1", ("loss",), ("day",)),
-    "throughput.compute_tokens_per_second_p50": (
-        DERIVED, "percentile/1", ("tokens_per_second",), ("day",)),
-    "throughput.sustained_tokens_per_second": (
-        DERIVED, "sustained_tokens_per_second/1", ("total_tokens", "timestamp"), ("through",)),
-    "throughput.goodput": (
-        DERIVED, "goodput/1", ("total_tokens", "tokens_per_second", "timestamp"), ("through",)),
-    "throughput.mfu_p10": (DERIVED, "percentile/1", ("mfu",), ("day",)),
-    "throughput.mfu_p50": (DERIVED, "percentile/1", ("mfu",), ("day",)),
-    "throughput.mfu_p90": (DERIVED, "percentile/1", ("mfu",), ("day",)),
-    "moe.drop_fraction_p50": (DERIVED, "percentile/1", ("drop_fraction",), ("day",)),
-    "moe.drop_fraction_max": (DERIVED, "max_finite/1", ("drop_fraction",), ("day",)),
-    "grad_norm.max": (DERIVED, "max_finite/1", ("grad_norm",), ("day",)),
-    "grad_norm.p50": (DERIVED, "percentile/1", ("grad_norm",), ("day",)),
-    "learning_rate.last": (OBSERVED, "last_finite/1", ("learning_rate",), ("day",)),
-    "downtime_seconds": (
-        DERIVED, "downtime_in_gaps/1", ("timestamp", "config:failures.gap_minutes"),
-        ("through", "config")),
-    "restarts": (DERIVED, "count_restarts/1", ("failures",), ("failures",)),
-    "accelerator_hours": (
-        DERIVED, "accelerator_hours/1", ("timestamp", "config:run.accelerators.count"),
-        ("through", "config")),
-    "cost.usd": (
-        DERIVED, "cost/1", ("day:accelerator_hours", "config:run.prices_usd_per_accelerator_hour"),
-        ("config",)),
-    "cumulative.accelerator_hours": (
-        DERIVED, "running_sum/1", ("accelerator_hours", "day:cumulative.accelerator_hours"),
-        ("through", "config", "previous")),
-    "cumulative.downtime_seconds": (
-        DERIVED, "running_sum/1", ("downtime_seconds", "day:cumulative.downtime_seconds"),
-        ("through", "config", "previous")),
-}
 METHOD_PREFIX = "chronicle.days."
 
 
@@ -149,36 +90,28 @@ def day_provenance(
     raw_keys: Mapping[str, str],
     scopes: Mapping[str, Sequence[Artifact]],
 ) -> dict[str, Any]:
-    """Return the provenance map of a day: figure path -> kind, method, inputs, artifacts."""
-    figures: dict[str, Any] = {}
-    for path, (kind, method, inputs, wanted) in _FIGURES.items():
-        if not _present(summary, path):
+    """Return the provenance map of a day: figure path -> kind, method, inputs, artifacts.
+
+    The figures and how each is obtained are declared once, on the day summary's types
+    (analysis/day_model.py); a figure that is missing (None) that day has no entry.
+    """
+    out: dict[str, Any] = {}
+    for path, fig in figures():
+        if figure_at(summary, path) in (None, {}):
             continue
         artifacts: list[Artifact] = []
-        for scope in wanted:
+        for scope in fig.scopes:
             for a in scopes.get(scope, ()):
                 if a not in artifacts:
                     artifacts.append(a)
         entry: dict[str, Any] = {
-            "kind": kind,
-            "inputs": [_input_name(i, raw_keys) for i in inputs],
+            "kind": fig.kind,
+            "inputs": [_input_name(i, raw_keys) for i in fig.inputs],
             "artifacts": [a.to_json() for a in artifacts],
         }
-        if kind == DERIVED:
-            entry["method"] = METHOD_PREFIX + method
-        else:
-            entry["read_by"] = METHOD_PREFIX + method
-        figures[path] = entry
-    return {"schema": PROVENANCE_SCHEMA, "figures": figures}
-
-
-def _present(summary: Mapping[str, Any], path: str) -> bool:
-    node: Any = summary
-    for part in path.split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            return False
-        node = node[part]
-    return node is not None and node != {}
+        entry["method" if fig.kind == DERIVED else "read_by"] = METHOD_PREFIX + fig.method
+        out[path] = entry
+    return {"schema": PROVENANCE_SCHEMA, "figures": out}
 
 
 def _input_name(name: str, raw_keys: Mapping[str, str]) -> str:

@@ -20,6 +20,7 @@ from chronicle.config import RunConfig
 from chronicle.models import FailureRecord, Thread
 from chronicle.render.day import render_day_files
 from chronicle.render.day_charts import day_charts
+from chronicle.render.prose import write_summary
 from chronicle.render.svg import render_svgs
 from chronicle.snapshot.provenance import SealContext, day_provenance
 from chronicle.store import Store
@@ -64,8 +65,8 @@ def seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
     """Return {day: {path under docs/: bytes}} of every day this snapshot seals."""
     config, store = inputs.config, inputs.store
     sealed: dict[str, dict[str, bytes]] = {}
-    previous: dict[str, Any] | None = None
-    day1: dict[str, Any] | None = None  # day 1 holds the prediction's registered sha256
+    previous: Mapping[str, Any] | None = None
+    day1: Mapping[str, Any] | None = None  # day 1 holds the prediction's registered sha256
     for day in days_to_seal(config, store, inputs.as_of):
         if previous is None or previous["date"] != (day - timedelta(days=1)).isoformat():
             previous = sealed_day_json(store, day - timedelta(days=1))
@@ -74,9 +75,13 @@ def seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
             inputs.as_of, previous=previous, backfilled=inputs.backfilled)
         if day1 is None and day != config.run.start:
             day1 = sealed_day_json(store, config.run.start)
-        fraction = summary["tokens"]["budget_fraction"]
-        summary.update(watch_day(day, fraction, inputs.series, inputs.failures, config,
-                                 inputs.as_of, previous, day1_sha256(day, config, day1)))
+        summary["summary"] = write_summary(summary)
+        verdicts = watch_day(day, summary["tokens"]["budget_fraction"], inputs.series,
+                             inputs.failures, config, inputs.as_of, previous,
+                             day1_sha256(day, config, day1))
+        summary["prediction"] = verdicts["prediction"]
+        summary["health"] = verdicts["health"]
+        summary["risks"] = verdicts["risks"]
         day1 = summary if day == config.run.start else day1
         if inputs.context is not None:
             summary["provenance"] = day_provenance(
