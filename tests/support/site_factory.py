@@ -10,8 +10,8 @@ import sys
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
+from chronicle.analysis.day_model import DaySummary
 from chronicle.analysis.days import summarize_day
 from chronicle.analysis.series import build_series
 from chronicle.config import RunConfig, load_config
@@ -127,7 +127,7 @@ def make_chronicle(root: Path, nights: int = 4, failed_source: str | None = None
                                  "Checkpoint writes are slow", None, (), "github")
     all_rows: list[MetricRow] = []
     history: dict[int, list[Thread]] = {}
-    previous: dict[str, Any] | None = None
+    previous: DaySummary | None = None
     for night in range(1, nights + 1):
         day = START + timedelta(days=night - 1)
         taken = datetime(day.year, day.month, day.day, tzinfo=UTC) + timedelta(days=1, hours=3,
