@@ -18,10 +18,15 @@ class ChronicleError(Exception):
 class ConfigError(ChronicleError):
     """chronicle.yml (or failures.yml) is missing or invalid."""
 
+    # A file with a million bad rows must not print a million lines: the first ones suffice.
+    SHOWN = 50
+
     def __init__(self, path: str, problems: list[str]) -> None:
         self.path = path
         self.problems = problems
-        lines = "\n".join(f"  - {p}" for p in problems)
+        lines = "\n".join(f"  - {p}" for p in problems[: self.SHOWN])
+        if len(problems) > self.SHOWN:
+            lines += f"\n  - ... and {len(problems) - self.SHOWN:,} more (fix these first)"
         noun = "problem" if len(problems) == 1 else "problems"
         super().__init__(f"{path}: {len(problems)} {noun}:\n{lines}")
 

@@ -53,7 +53,7 @@ github:
   failure_labels: [incident]    # issues that are failure records
 
 failures:
-  file: failures.yml            # hand-written failure records (optional)
+  file: failures.yml            # hand-written failure records (a file named here must exist)
   gap_minutes: 10               # no history for longer than this counts as downtime
 
 simulated:

@@ -153,3 +153,53 @@ def test_the_same_issue_on_later_nights_keeps_its_id(tmp_path: Path) -> None:
     )
     assert [r.id for r in night1] == [r.id for r in night2] == ["gh-8508"]
     assert night1[0].end is None and night2[0].end == t("2026-08-23T14:40:20")
+
+
+def test_a_failures_file_named_in_chronicle_yml_must_exist(tmp_path: Path) -> None:
+    config = make_config(tmp_path, failures__file="incidents.yml")
+    with pytest.raises(ConfigError) as info:
+        load_failures_file(config)
+    assert info.value.path == str(tmp_path / "chronicle.yml")
+    assert info.value.problems == [
+        f"failures.file: incidents.yml does not exist in {tmp_path}; create it (a YAML list, "
+        "[] while there are no records) or remove the key (then failures.yml is read when it "
+        "exists)"]
+    (tmp_path / "incidents.yml").write_text(f"- id: a\n  start: 2026-08-21\n  what: x\n"
+                                            f"  evidence: [{URL}]\n", encoding="utf-8")
+    assert [r.id for r in load_failures_file(config)] == ["a"]
+    explicit_default = make_config(tmp_path, failures__file="failures.yml")
+    with pytest.raises(ConfigError, match=r"failures\.file: failures\.yml does not exist"):
+        load_failures_file(explicit_default)
+
+
+def test_times_that_do_not_exist_or_are_absurd_are_refused(tmp_path: Path) -> None:
+    found = problems(tmp_path, f"""
+- id: a
+  start: 2026-02-30T04:10:00Z
+  end: 0001-01-01
+  what: x
+  accelerator_hours_lost: .inf
+  evidence: [{URL}, "https://x.org/\\"onload=x"]
+""")
+    assert found[:3] == [
+        "[0].start: expected a UTC time like 2026-09-02T04:10:00Z, got '2026-02-30T04:10:00Z' "
+        "(day is out of range for month)",
+        "[0].end: expected a UTC time like 2026-09-02T04:10:00Z, got 0001-01-01 "
+        "(outside 1970 to 2100)",
+        "[0].accelerator_hours_lost: expected a number >= 0, got .inf (NaN and infinity are "
+        "not numbers a chronicle can use)",
+    ]
+    assert len(found) == 4 and found[3].startswith("[0].evidence: expected a list of one or ")
+    assert found[3].endswith("""'https://x.org/"onload…""")  # a quote in a link is refused
+
+
+def test_non_utf8_and_duplicate_keys_name_the_failures_file(tmp_path: Path) -> None:
+    (tmp_path / "failures.yml").write_bytes(b"- id: caf\xe9\n")
+    with pytest.raises(ConfigError) as info:
+        load_failures_file(make_config(tmp_path))
+    assert info.value.path == str(tmp_path / "failures.yml")
+    assert info.value.problems == [
+        "not UTF-8 text: byte 0xe9 at line 1, column 10; save the file as UTF-8"]
+    found = problems(tmp_path, "- id: a\n  id: b\n")
+    assert found == ["[0].id: key written twice (lines 1 and 2); YAML would keep only the "
+                     "last: delete one"]

@@ -6,30 +6,43 @@ record's index and field and saying what is expected.
 
 from __future__ import annotations
 
-import difflib
-import re
-from collections.abc import Iterable, Mapping
-from datetime import UTC, date, datetime
+from collections.abc import Iterable
+from datetime import datetime
 from typing import Any
 
-from chronicle.config import RunConfig, read_yaml
+from chronicle.config import CONFIG_NAME, DEFAULT_FAILURES_FILE, RunConfig, read_yaml
+from chronicle.config.checks import choice, links, number, text, utc_time
+from chronicle.config.fields import Invalid, Option, Problem, Schema, check_mapping, lines
 from chronicle.errors import ConfigError
-from chronicle.models import FAILURE_KINDS, FailureRecord, Thread, parse_time
+from chronicle.models import FAILURE_KINDS, FailureRecord, Thread
 
-REQUIRED = ("id", "start", "what", "evidence")
-OPTIONAL = ("end", "kind", "accelerator_hours_lost")
-KEYS = REQUIRED + OPTIONAL
-_URL = re.compile(r"^https?://\S+$")
-_TIME_HINT = "a UTC time like 2026-09-02T04:10:00Z"
+# One failures.yml record: each key declared once, checked like chronicle.yml's keys.
+RECORD: Schema = {
+    "id": Option(text("a non-empty string, e.g. rack-7-power"), "unique and stable"),
+    "start": Option(utc_time, "when it started (UTC)"),
+    "end": Option(utc_time, "when it ended (UTC; absent while ongoing)", default=None),
+    "what": Option(text("a sentence saying what broke"), "what broke"),
+    "kind": Option(choice(FAILURE_KINDS), "the kind of failure", default="manual"),
+    "accelerator_hours_lost": Option(number(0), "default: accelerators x duration",
+                                     default=None),
+    "evidence": Option(links, "at least one URL"),
+}
 
 
 def load_failures_file(config: RunConfig) -> list[FailureRecord]:
-    """Return the records in failures.yml ([] if absent); raise ConfigError listing problems."""
-    if not config.failures.file:
-        return []
-    path = config.root / config.failures.file
+    """Return the records in the failures file; raise ConfigError listing problems.
+
+    The default failures.yml is optional; a file named by `failures.file` must exist.
+    """
+    path = config.root / config.failures.path
     if not path.is_file():
-        return []
+        if config.failures.file is None:
+            return []  # the default file is optional
+        raise ConfigError(str(config.root / CONFIG_NAME), [
+            f"failures.file: {config.failures.file} does not exist in {config.root}; create "
+            "it (a YAML list, [] while there are no records) or remove the key (then "
+            f"{DEFAULT_FAILURES_FILE} is read when it exists)"
+        ])
     return parse_failures(read_yaml(path), config, str(path))
 
 
@@ -94,71 +107,35 @@ def _hours(config: RunConfig, start: datetime, end: datetime | None) -> float | 
 
 def _record(index: int, item: Any, config: RunConfig, problems: list[str]) -> FailureRecord | None:
     at = f"[{index}]"
-    if not isinstance(item, Mapping):
-        problems.append(f"{at}: expected a mapping with {', '.join(REQUIRED)}, "
-                        f"got {type(item).__name__}")
+    found: list[Problem] = []
+    try:
+        row = check_mapping(RECORD, item)
+    except Invalid as err:
+        row, found = {}, err.problems
+    found += _order(item)  # reported even when another key of the record is wrong
+    if found:
+        problems += lines(found, at)
         return None
-    before = len(problems)
-    for key in item:
-        if key not in KEYS:
-            close = difflib.get_close_matches(str(key), KEYS, n=1, cutoff=0.6)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
-            problems.append(f"{at}.{key}: unknown key{hint}; allowed: {', '.join(KEYS)}")
-    for key in REQUIRED:
-        if item.get(key) is None:
-            problems.append(f"{at}.{key}: missing (required)")
-    rid = item.get("id")
-    if rid is not None and not (isinstance(rid, str) and rid.strip()):
-        problems.append(f"{at}.id: expected a non-empty string, e.g. rack-7-power, got {rid!r}")
-    what = item.get("what")
-    if what is not None and not (isinstance(what, str) and what.strip()):
-        problems.append(f"{at}.what: expected a sentence saying what broke, got {what!r}")
-    start = _time(item, "start", at, problems)
-    end = _time(item, "end", at, problems)
-    if start is not None and end is not None and end < start:
-        problems.append(f"{at}.end: {end:%Y-%m-%dT%H:%M:%SZ} is before start "
-                        f"{start:%Y-%m-%dT%H:%M:%SZ}")
-    kind = item.get("kind", "manual")
-    if kind not in FAILURE_KINDS:
-        problems.append(f"{at}.kind: expected one of {', '.join(FAILURE_KINDS)}, got {kind!r}")
-    lost = item.get("accelerator_hours_lost")
-    if lost is not None and (isinstance(lost, bool) or not isinstance(lost, int | float)
-                             or lost < 0):
-        problems.append(f"{at}.accelerator_hours_lost: expected a number >= 0, got {lost!r}")
-    evidence = item.get("evidence")
-    if evidence is not None and not (
-        isinstance(evidence, list) and evidence
-        and all(isinstance(u, str) and _URL.match(u) for u in evidence)
-    ):
-        problems.append(f"{at}.evidence: expected a list of one or more http(s) URLs, "
-                        f"e.g. [https://github.com/owner/repo/issues/123], got {evidence!r}")
-    if len(problems) > before or start is None:
-        return None
+    lost = row.get("accelerator_hours_lost")
     return FailureRecord(
-        id=str(rid).strip(),
-        kind=str(kind),
-        start=start,
-        end=end,
-        what=str(what).strip(),
-        accelerator_hours_lost=(float(lost) if lost is not None
-                                else _hours(config, start, end)),
-        evidence=tuple(evidence or ()),
+        id=row["id"],
+        kind=row["kind"],
+        start=row["start"],
+        end=row.get("end"),
+        what=row["what"],
+        accelerator_hours_lost=lost if lost is not None else _hours(config, row["start"],
+                                                                     row.get("end")),
+        evidence=row["evidence"],
         source="manual",
     )
 
 
-def _time(item: Mapping[str, Any], key: str, at: str, problems: list[str]) -> datetime | None:
-    """Read a time; YAML gives datetimes, dates or strings. Times without a zone are UTC."""
-    value = item.get(key)
-    if value is None:
-        return None
-    if isinstance(value, date) and not isinstance(value, datetime):
-        return datetime(value.year, value.month, value.day, tzinfo=UTC)
+def _order(item: Any) -> list[Problem]:
+    """Return a problem when both times are valid and the end is before the start."""
     try:
-        parsed = parse_time(value) if isinstance(value, datetime | str) else None
-    except ValueError:
-        parsed = None
-    if parsed is None:
-        problems.append(f"{at}.{key}: expected {_TIME_HINT}, got {value!r}")
-        return None
-    return parsed.astimezone(UTC)
+        start, end = utc_time(item["start"]), utc_time(item["end"])
+    except (Invalid, KeyError, TypeError):
+        return []
+    if end >= start:
+        return []
+    return [("end", f"{end:%Y-%m-%dT%H:%M:%SZ} is before start {start:%Y-%m-%dT%H:%M:%SZ}")]

@@ -1,0 +1,226 @@
+"""Config stage: the sections of chronicle.yml, each key declared once on its dataclass.
+
+A field's `option(...)` is the key's only declaration: its check, default and doc. The
+README's configuration table documents the same keys (tests/test_docs.py walks these
+declarations to keep it complete).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+from dataclasses import dataclass, replace
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from chronicle.config.checks import (
+    choice,
+    day,
+    integer,
+    issue_numbers,
+    name_map,
+    number,
+    repo,
+    site_url,
+    strings,
+    text,
+)
+from chronicle.config.fields import Invalid, option, section, unknown_keys
+from chronicle.config.watchers import WatchSections
+
+SOURCES = ("live", "simulated")
+MFU_UNITS = ("percent", "fraction")
+MAX_DAYS = 3650  # ten years: bounds `planned_days` and `simulated.days`
+DEFAULT_FAILURES_FILE = "failures.yml"
+
+# Canonical metric name -> default W&B key (levanter / Marin names). Analysis only ever
+# asks for canonical names; `wandb.metrics` in chronicle.yml overrides any of them.
+DEFAULT_METRICS: dict[str, str] = {
+    "loss": "train/loss",
+    "cross_entropy": "train/cross_entropy_loss",
+    "eval_loss": "eval_dropless/paloma/macro_loss",
+    "tokens_per_second": "throughput/tokens_per_second",
+    "total_tokens": "throughput/total_tokens",
+    "mfu": "throughput/mfu",
+    "step_duration": "throughput/duration",
+    "drop_fraction": "moe/drop_fraction",
+    "grad_norm": "grad/norm/total",
+    "learning_rate": "optim/learning_rate",
+    "run_progress": "run_progress",
+    "router_entropy": "train/router/routing_entropy_mean",
+    "router_bias_max": "train/router/bias_max",
+    "router_bias_min": "train/router/bias_min",
+    "memory_peak_gib": "memory/peak_gib",
+}
+
+# W&B keys kept in the store (fnmatch patterns). A real run logs thousands of keys
+# (per-layer router stats, 200 mixture weights); these are the ones readers watch.
+DEFAULT_KEYS: tuple[str, ...] = (
+    "train/loss",
+    "train/cross_entropy_loss",
+    "train/z_loss",
+    "train/router/[!l]*",
+    "throughput/*",
+    "moe/*",
+    "grad/norm/total",
+    "optim/*",
+    "eval/*macro*",
+    "eval/loss",
+    "eval_dropless/*macro*",
+    "eval_dropless/loss",
+    "run_progress",
+    "memory/*",
+    "mixture/stage",
+)
+
+
+def _metric_map(value: Any) -> dict[str, str]:
+    """Overrides of DEFAULT_METRICS, merged over them."""
+    if not isinstance(value, dict):
+        raise Invalid("expected a mapping of metric name -> W&B key, e.g. {loss: train/loss}")
+    problems = unknown_keys(value, DEFAULT_METRICS, noun="metric name")
+    problems += [(str(k), "expected a W&B key string, e.g. loss: train/loss")
+                 for k, v in value.items()
+                 if k in DEFAULT_METRICS and not (isinstance(v, str) and v.strip())]
+    if problems:
+        raise Invalid(problems=problems)
+    return {**DEFAULT_METRICS, **value}
+
+
+def _relative_file(value: Any) -> str:
+    """A file inside the chronicle folder, written relative to it."""
+    name = text("a file name relative to the chronicle folder, e.g. failures.yml")(value)
+    normal = posixpath.normpath(name.replace("\\", "/"))
+    if Path(name).is_absolute() or normal.startswith("../") or normal in ("..", "."):
+        raise Invalid(f"expected a file inside the chronicle folder, e.g. failures.yml, "
+                      f"got {name!r}")
+    return name
+
+
+@dataclass(frozen=True, kw_only=True)
+class Accelerators:
+    kind: str = option(text("an accelerator name, e.g. GB200"), doc="accelerator model")
+    count: int = option(integer(1, 10_000_000), doc="accelerators of the allocation")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunSection:
+    name: str = option(text("the run's name, e.g. Marin 535B-A23B"),
+                       doc="the run's name, used in titles and citations")
+    start: date = option(day, doc="UTC date of day 1")
+    planned_days: int = option(integer(1, MAX_DAYS), doc="planned length in days")
+    token_budget: float = option(number(0, above=True, example="18.0e12"),
+                                 doc="configured token budget")
+    accelerators: Accelerators = section(Accelerators, doc="what the run trains on")
+    prices_usd_per_accelerator_hour: dict[str, float] = option(
+        name_map(number(0, example="4.22"), "{spot: 4.22}"), factory=dict,
+        doc="price scenarios: name -> USD per accelerator-hour")
+    sequence_length: int | None = option(integer(1, 2**31 - 1), default=None,
+                                         doc="tokens per sequence")
+    phases: dict[str, float] = option(  # name -> start budget fraction
+        name_map(number(0, 1, example="0.8"), "{pretraining: 0.0, mid-training: 0.8}"),
+        factory=dict, doc="phase name -> fraction of the budget where it starts")
+
+
+@dataclass(frozen=True, kw_only=True)
+class WandbSection:
+    entity: str = option(text(), doc="the W&B entity")
+    project: str = option(text(), doc="the W&B project")
+    runs: tuple[str, ...] = option(strings("[hero-run]"), default=(),
+                                   doc="the lineage of W&B run ids, in order")
+    group: str | None = option(text(), default=None,
+                               doc="discover the lineage by W&B group instead")
+    metrics: dict[str, str] = option(_metric_map, factory=lambda: dict(DEFAULT_METRICS),
+                                     doc="overrides of the canonical metric -> W&B key map")
+    mfu_unit: str = option(choice(MFU_UNITS), default="percent", doc="how MFU is logged")
+    timeout_seconds: int = option(integer(1, 3600), default=30,
+                                  doc="HTTP timeout of the W&B client")
+    keys: tuple[str, ...] = option(strings("['train/*', eval/loss]"), default=DEFAULT_KEYS,
+                                   doc="fnmatch patterns of the W&B keys stored")
+
+    def keeps(self, key: str) -> bool:
+        """Return whether the W&B key `key` is stored (mapped metrics always are)."""
+        return key in self.metrics.values() or any(fnmatch.fnmatchcase(key, p) for p in self.keys)
+
+    def key(self, canonical: str) -> str:
+        """Return the W&B key that holds the canonical metric `canonical`."""
+        return self.metrics[canonical]
+
+
+@dataclass(frozen=True, kw_only=True)
+class GithubSection:
+    repo: str = option(repo, doc="the GitHub repository, owner/name")
+    issues: tuple[int, ...] = option(issue_numbers, default=(),
+                                     doc="issue numbers always archived")
+    labels: tuple[str, ...] = option(strings("[hero-run]"), default=(),
+                                     doc="issues carrying one of these labels are archived")
+    failure_labels: tuple[str, ...] = option(strings("[incident]"), default=(),
+                                             doc="issues with these labels are failures")
+    max_rate_limit_wait_seconds: int = option(integer(1, 86_400), default=600,
+                                              doc="longest wait for a rate limit")
+
+
+@dataclass(frozen=True, kw_only=True)
+class FailuresSection:
+    # None: the key is not written, so DEFAULT_FAILURES_FILE is read if it exists. A file
+    # named in chronicle.yml must exist (sources.manual says so when it does not).
+    file: str | None = option(_relative_file, default=None,
+                              doc="hand-written failure records (default failures.yml)")
+    gap_minutes: float = option(number(0, above=True, example="10"), default=10.0,
+                                doc="no history for longer than this is downtime")
+
+    @property
+    def path(self) -> str:
+        """Return the failures file to read, relative to the chronicle folder."""
+        return self.file or DEFAULT_FAILURES_FILE
+
+
+@dataclass(frozen=True, kw_only=True)
+class SimulatedSection:
+    seed: int = option(integer(0, 2**32 - 1), default=535, doc="seed of the simulated run")
+    days: int = option(integer(1, MAX_DAYS), default=100, doc="days the simulated run lasts")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SiteSection:
+    url: str = option(site_url, doc="where the site is published")
+    # "" until RunConfig's finish step derives it from the run's name.
+    title: str = option(text(), default="", doc="site title (default '<run.name>: a chronicle')")
+    author: str = option(text(), default="chronicle", doc="author shown in citations")
+    license: str = option(text(), default="CC-BY-4.0", doc="licence of the chronicle")
+
+
+def finish_config(config: RunConfig) -> RunConfig:
+    """Apply the rules that span sections; derive the default site title."""
+    if config.source == "live" and not config.wandb.runs and not config.wandb.group:
+        raise Invalid(problems=[(
+            "wandb.runs", "list the W&B run ids of the lineage, or set wandb.group")])
+    if config.site.title:
+        return config
+    return replace(config, site=replace(config.site, title=f"{config.run.name}: a chronicle"))
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunConfig:
+    """The whole chronicle.yml, validated; `root` is the folder holding it."""
+
+    root: Path
+    source: str = option(choice(SOURCES), default="live",
+                         doc="live (W&B + GitHub) or simulated (the offline demo run)")
+    run: RunSection = section(RunSection, doc="the training run")
+    wandb: WandbSection = section(WandbSection, doc="the W&B project and lineage")
+    github: GithubSection = section(GithubSection, doc="the GitHub repository")
+    failures: FailuresSection = section(FailuresSection, required=False,
+                                        doc="failure records and downtime")
+    simulated: SimulatedSection = section(SimulatedSection, required=False,
+                                          doc="the simulated run (demo)")
+    site: SiteSection = section(SiteSection, doc="the published site")
+    # prediction, health checks, risks and claims: top-level keys (config/watchers.py)
+    watch: WatchSections = section(WatchSections, inline=True,
+                                   doc="prediction, health, risks, claims")
+
+    @property
+    def docs_dir(self) -> Path:
+        return self.root / "docs"
+
