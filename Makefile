@@ -41,8 +41,9 @@ test: install chromium lint
 	@$(PY) -m pytest -q -p no:cacheprovider; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests"; exit 1; fi; exit $$rc
 
+## Ratios against plain mkdocs, measured side by side (bench/__main__.py); ~10 min at 100 days.
 bench: install
-	$(PY) bench/bench.py
+	$(PY) -m bench $(DAYS)
 
 ## The nightly workflow's steps, several nights, against fake W&B/GitHub on 127.0.0.1.
 rehearse: install

@@ -92,9 +92,14 @@ class DemoReport:
 
 
 def run_demo(
-    out: Path, days: int, echo: Callable[[str], None] = print, build: bool = True
+    out: Path, days: int, echo: Callable[[str], None] = print, build: bool = True,
+    nights: int | None = None,
 ) -> DemoReport:
-    """Scaffold `out` (if new), take one snapshot per night for `days` days, build."""
+    """Scaffold `out` (if new), take one snapshot per night for `days` days, build.
+
+    `nights` stops after that many nights (a later call continues: the store is
+    append-only), so the bench can time one nightly run on a long chronicle.
+    """
     from chronicle.site.build import build_site
     from chronicle.snapshot.fetch import fetch_simulated_source
     from chronicle.snapshot.take import take_snapshot
@@ -134,7 +139,8 @@ def run_demo(
     latest = store.latest()
     started = time.perf_counter()
     taken = 0
-    for night in range(1, config.simulated.days + 1):
+    last = min(config.simulated.days, nights or config.simulated.days)
+    for night in range(1, last + 1):
         as_of = datetime.combine(config.run.start + timedelta(days=night), NIGHTLY)
         if latest is not None and as_of <= latest.taken_at:
             continue  # already taken by an earlier demo run: the store is append-only

@@ -1,0 +1,168 @@
+"""`make bench` (python -m bench [DAYS]): chronicle's cost as ratios measured in one run.
+
+Absolute seconds drift between machines and runs; ratios measured side by side do not.
+Every timed step runs in its own process (its peak RSS is its own). Rows:
+- build: `chronicle build` of the DAYS-day demo vs a plain mkdocs-material build of the
+  same Markdown pages (bench/plain.py), alternating, median of ROUNDS each;
+- nightly: one `chronicle snapshot` (sealing the last day) + `chronicle build` on the
+  same chronicle, vs the same plain build;
+- demo: the whole `chronicle demo --days DAYS`, and a 2x longer demo, to show how cost
+  grows; plus page weights and where the build spends its time (bench/profile_build.py).
+Targets (issue #15): build <= 1.3x plain, nightly <= 1.5x plain, DAYS=100 demo <= 45 s,
+2x demo <= 2.0x, peak memory < 1 GB at 365 days (`make bench DAYS=365`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+DAYS = int(sys.argv[1]) if len(sys.argv) > 1 else 100
+ROUNDS = 3
+LAST_NIGHT = "{start}T03:17:00Z"
+
+
+def run(args: Sequence[str], cwd: Path | None = None) -> tuple[float, float]:
+    """Run a command; return (wall seconds, peak RSS MB of that process tree's largest)."""
+    started = time.perf_counter()
+    child = subprocess.Popen(list(args), cwd=cwd, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(child.pid, 0)
+    seconds = time.perf_counter() - started
+    if os.waitstatus_to_exitcode(status) != 0:
+        err = child.stderr.read().decode() if child.stderr else ""
+        raise SystemExit(f"bench: {' '.join(args)} failed:\n{err[-2000:]}")
+    return seconds, usage.ru_maxrss / 1024.0
+
+
+def chronicle(*args: str) -> list[str]:
+    return [sys.executable, "-m", "chronicle.cli", *args]
+
+
+def python(code: str) -> list[str]:
+    return [sys.executable, "-c", code]
+
+
+def demo(out: Path, days: int) -> tuple[float, float]:
+    """Time the whole `chronicle demo` (scaffold, nightly snapshots, build)."""
+    return run(chronicle("demo", "--days", str(days), "--out", str(out)))
+
+
+def partial_demo(out: Path, days: int) -> None:
+    """Make a `days`-day demo chronicle with every night but the last taken."""
+    code = ("from pathlib import Path; from chronicle.demo import run_demo;"
+            f"run_demo(Path({str(out)!r}), {days}, echo=lambda s: None, build=False,"
+            f" nights={days - 1})")
+    run(python(code))
+
+
+def median_pair(a: list[str], b: list[str], rounds: int = ROUNDS,
+                prepare: list[str] | None = None, cwd: Path | None = None
+                ) -> tuple[float, float, float]:
+    """Alternate commands a and b; return (median a, median b, peak MB of a)."""
+    ta, tb, peak = [], [], 0.0
+    for _ in range(rounds):
+        if prepare:
+            run(prepare)
+        seconds, mb = run(a, cwd)
+        ta.append(seconds)
+        peak = max(peak, mb)
+        tb.append(run(b, cwd)[0])
+    return statistics.median(ta), statistics.median(tb), peak
+
+
+def nightly_rounds(base: Path, work: Path, plain: Path, start_last: str,
+                   rounds: int = ROUNDS) -> tuple[float, float]:
+    """Median of snapshot + build on a fresh copy of `base`, and of the plain build."""
+    nightly, plain_times = [], []
+    for _ in range(rounds):
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.copytree(base, work)
+        snap = run(chronicle("snapshot", "--dir", str(work), "--as-of", start_last))[0]
+        build = run(chronicle("build", "--dir", str(work)))[0]
+        nightly.append(snap + build)
+        plain_times.append(run(python(plain_build(plain)))[0])
+    return statistics.median(nightly), statistics.median(plain_times)
+
+
+def plain_build(project: Path) -> str:
+    return ("import os; from mkdocs.commands.build import build;"
+            "from mkdocs.config import load_config;"
+            f"os.chdir({str(project)!r}); c = load_config('mkdocs.yml');"
+            "c.plugins.on_startup(command='build', dirty=False); build(c)")
+
+
+def weights(site: Path) -> list[str]:
+    sizes = sorted(p.stat().st_size for p in (site / "days").glob("*.html"))
+    index = site / "search" / "search_index.json"
+    out = []
+    if sizes:
+        out.append(f"day page HTML: median {sizes[len(sizes) // 2] / 1024:.1f} KB, "
+                   f"max {sizes[-1] / 1024:.1f} KB (target < 80 KB, ratio "
+                   f"{sizes[-1] / 1024 / 80:.2f})")
+    if index.exists():
+        mb = index.stat().st_size / 1e6
+        out.append(f"search index: {mb:.2f} MB (target < 5 MB, ratio {mb / 5:.2f})")
+    home = site / "index.html"
+    if home.exists():
+        out.append(f"home page HTML: {home.stat().st_size / 1024:.1f} KB")
+    return out
+
+
+def ratio(label: str, a: float, b: float, target: float, unit: str = "") -> str:
+    verdict = "met" if a / b <= target else "MISSED"
+    return (f"{label:<34}{a:8.1f} s vs {b:6.1f} s{unit}  ratio {a / b:4.2f}  "
+            f"target <= {target:.1f}x  {verdict}")
+
+
+def main() -> None:
+    from datetime import timedelta
+
+    from bench.plain import write_plain_project
+    from chronicle.demo import DEMO_START
+
+    print(f"chronicle bench: {DAYS}-day simulated demo, {os.cpu_count()} cores, "
+          f"{ROUNDS} rounds per ratio")
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        # The demo and its 2x: how cost grows with the run.
+        demo_s, demo_mb = demo(tmp / "demo", DAYS)
+        long_s, long_mb = demo(tmp / "long", 2 * DAYS)
+        # The build against plain mkdocs of the same pages.
+        plain = write_plain_project(tmp / "demo", tmp / "plain")
+        build_s, plain_s, build_mb = median_pair(
+            chronicle("build", "--dir", str(tmp / "demo")), python(plain_build(plain)))
+        long_plain = write_plain_project(tmp / "long", tmp / "long-plain")
+        lbuild_s, lplain_s, _ = median_pair(
+            chronicle("build", "--dir", str(tmp / "long")), python(plain_build(long_plain)),
+            rounds=1)
+        # One nightly run on the DAYS-day chronicle: seal the last day, then build.
+        partial_demo(tmp / "night-base", DAYS)
+        last = (DEMO_START + timedelta(days=DAYS)).isoformat()
+        night_s, nplain_s = nightly_rounds(tmp / "night-base", tmp / "night", plain,
+                                           LAST_NIGHT.format(start=last))
+        print(ratio("build vs plain mkdocs", build_s, plain_s, 1.3))
+        print(ratio(f"build vs plain at {2 * DAYS} days", lbuild_s, lplain_s, 1.3))
+        print(ratio("nightly (snapshot + build) vs plain", night_s, nplain_s, 1.5))
+        print(f"{f'demo, {DAYS} days':<34}{demo_s:8.1f} s  peak {demo_mb:5.0f} MB  "
+              f"target <= 45 s ({'met' if demo_s <= 45 else 'MISSED'})")
+        print(ratio(f"demo {2 * DAYS} days vs {DAYS} days", long_s, demo_s, 2.0)
+              + f"  peak {long_mb:.0f} MB")
+        print(f"{'peak memory (build)':<34}{build_mb:8.0f} MB  target < 1024 MB at 365 days")
+        for line in weights(tmp / "demo" / "site"):
+            print(line)
+        print("where the build spends its time (one profiled build, cumulative):")
+        sys.stdout.flush()
+        subprocess.run([sys.executable, "-m", "bench.profile_build", str(tmp / "demo")],
+                       check=True)
+
+
+if __name__ == "__main__":
+    main()
