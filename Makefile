@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 DAYS   ?= 100
 
-.PHONY: install demo test lint bench rehearse chromium clean
+.PHONY: install demo test lint bench rehearse scaffold chromium clean
 
 install: $(STAMP)
 
@@ -48,6 +48,11 @@ bench: install
 ## The nightly workflow's steps, several nights, against fake W&B/GitHub on 127.0.0.1.
 rehearse: install
 	$(PY) -m tests.rehearsal
+
+## This repository is itself a chronicle: its mkdocs.yml, docs/assets/ and .github/ copies
+## of the scaffold are written from chronicle/scaffold/, the one source (edit that).
+scaffold: install
+	$(PY) -m tests.support.scaffold
 
 clean:
 	rm -rf demo .pytest_cache .mypy_cache .ruff_cache

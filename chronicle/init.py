@@ -117,6 +117,17 @@ class InitOptions:
     watch: str = WATCH_TEMPLATE  # the prediction / health / risks / claims sections
 
 
+def scaffold_files() -> dict[str, Path]:
+    """Return {path in a new chronicle: the file in chronicle/scaffold/ copied there}."""
+    files = {}
+    for src in sorted(SCAFFOLD.rglob("*")):
+        if src.is_dir() or "__pycache__" in src.parts:
+            continue
+        rel = src.relative_to(SCAFFOLD).as_posix()
+        files[_RENAMES.get(rel, rel)] = src
+    return files
+
+
 def init_chronicle(target: Path, options: InitOptions) -> list[Path]:
     """Scaffold a chronicle in `target`; return the files written."""
     if target.exists() and not target.is_dir():
@@ -128,11 +139,8 @@ def init_chronicle(target: Path, options: InitOptions) -> list[Path]:
         )
     target.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    for src in sorted(SCAFFOLD.rglob("*")):
-        if src.is_dir() or "__pycache__" in src.parts:
-            continue
-        rel = src.relative_to(SCAFFOLD).as_posix()
-        dest = target / _RENAMES.get(rel, rel)
+    for rel, src in scaffold_files().items():
+        dest = target / rel
         if dest.exists():
             continue
         dest.parent.mkdir(parents=True, exist_ok=True)

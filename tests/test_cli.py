@@ -97,18 +97,3 @@ def test_bad_failures_file_stops_before_fetching(chronicle_dir: Path) -> None:
     assert result.exit_code == EXIT_USAGE
     assert "failures.yml" in result.output
     assert not list((chronicle_dir / "docs" / "data").iterdir())
-
-
-def test_scaffold_copies_match_the_repository() -> None:
-    root = Path(__file__).parent.parent
-    scaffold = root / "chronicle" / "scaffold"
-    pairs = {
-        "mkdocs.yml": "mkdocs.yml",
-        "docs/assets/javascripts/chronicle.js": "docs/assets/javascripts/chronicle.js",
-        "docs/assets/stylesheets/chronicle.css": "docs/assets/stylesheets/chronicle.css",
-        "docs/assets/chronicle.svg": "docs/assets/chronicle.svg",
-        "scripts/check_site.py": ".github/scripts/check_site.py",
-        "workflows/nightly.yml": ".github/workflows/nightly.yml",
-    }
-    for src, dest in pairs.items():
-        assert (scaffold / src).read_bytes() == (root / dest).read_bytes(), dest

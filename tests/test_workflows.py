@@ -97,10 +97,6 @@ def test_actionlint_catches_a_deprecated_action_and_a_bad_expression(tmp_path: P
 # ---- shape of the nightly workflow --------------------------------------------------------
 
 
-def test_scaffold_copy_equals_repo_copy() -> None:
-    assert SCAFFOLD_NIGHTLY.read_bytes() == NIGHTLY.read_bytes()
-
-
 def test_schedule_is_daily_and_off_the_top_of_the_hour() -> None:
     schedule = triggers(load_workflow(NIGHTLY))["schedule"]
     assert len(schedule) == 1
