@@ -19,7 +19,7 @@ import click
 
 from chronicle import __version__
 from chronicle.config import load_config
-from chronicle.errors import EXIT_DEGRADED, ChronicleError, VerifyError
+from chronicle.errors import EXIT_DEGRADED, ChronicleError, SiteCheckError, VerifyError
 
 F = TypeVar("F", bound=Callable[..., Any])
 DIR_OPTION = click.option(
@@ -148,6 +148,35 @@ def build(root: Path, site_dir: Path | None) -> None:
     started = time.perf_counter()
     out = build_site(config, site_dir.resolve() if site_dir else None)
     click.echo(f"built {out} in {time.perf_counter() - started:.1f} s")
+
+
+@main.command("check-site")
+@DIR_OPTION
+@click.option(
+    "--site-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="The built site to check (default: DIR/site).",
+)
+@_clean_errors
+def check_site(root: Path, site_dir: Path | None) -> None:
+    """Check the built site before deploying it (the nightly job runs this after build)."""
+    from chronicle.site.check import CHECKS
+    from chronicle.site.check import check_site as run_checks
+
+    site = site_dir or root / "site"
+    if not site.is_dir():
+        raise ChronicleError(f"{site}: not a folder; run `chronicle build` first")
+    report = run_checks(site)
+    for problem in report.problems:
+        click.secho(f"FAIL {problem}", fg="red", err=True)
+    if report.problems:
+        failed = sorted({p.check for p in report.problems}, key=CHECKS.index)
+        raise SiteCheckError(
+            f"site check failed: {len(report.problems)} problem(s) in {site} (checks "
+            f"{', '.join(failed)}); fix what each FAIL line names, then `chronicle build`"
+        )
+    click.echo(f"site ok: {report.pages} pages checked in {site} ({', '.join(CHECKS)})")
 
 
 @main.command()

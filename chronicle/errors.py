@@ -47,3 +47,9 @@ class VerifyError(ChronicleError):
     """`chronicle verify` found missing, altered or out-of-order files."""
 
     exit_code = EXIT_FAILURE
+
+
+class SiteCheckError(ChronicleError):
+    """`chronicle check-site` found a problem in the built site."""
+
+    exit_code = EXIT_FAILURE

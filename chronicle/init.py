@@ -17,7 +17,6 @@ SCAFFOLD = Path(__file__).parent / "scaffold"
 # Where scaffold files land in the new chronicle (scaffold path -> target path).
 _RENAMES = {
     "workflows/nightly.yml": ".github/workflows/nightly.yml",
-    "scripts/check_site.py": ".github/scripts/check_site.py",
     "gitignore": ".gitignore",
 }
 

@@ -1,19 +1,19 @@
-"""`.github/scripts/check_site.py`, the nightly soundness check of the built site, run as the
-workflow runs it against small hand-made site folders."""
+"""`chronicle check-site` (chronicle/site/check.py), the nightly soundness check of the built
+site, run on small hand-made site folders and on a real build."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner, Result
 
+from chronicle.cli import main
+from chronicle.errors import EXIT_FAILURE, EXIT_USAGE
+from chronicle.site.check import CHECKS
 from tests.support.site_factory import build_site, make_chronicle
 
-ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / ".github" / "scripts" / "check_site.py"
 SID = "2026-09-30T031700Z"
 DAY = "2026-09-29"
 URL = "https://example.org/chronicle/"
@@ -68,34 +68,43 @@ def _site(tmp_path: Path, *, home: str = HOME, feed: str | None = None,
     return site
 
 
-def _check(site: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(SCRIPT), str(site)], capture_output=True,
-                          text=True, timeout=60, check=False)
+def _check(site: Path) -> Result:
+    return CliRunner().invoke(main, ["check-site", "--site-dir", str(site)])
 
 
-def _problems(result: subprocess.CompletedProcess[str]) -> list[str]:
-    assert result.returncode == 1, result.stdout + result.stderr
-    return result.stderr.splitlines()[:-1]  # the last line is the summary
+def _failed(result: Result) -> list[tuple[str, str]]:
+    """Return (check, detail) of each FAIL line; the run must have failed."""
+    assert result.exit_code == EXIT_FAILURE, result.output
+    *fails, summary = result.stderr.splitlines()
+    assert summary.startswith(f"error: site check failed: {len(fails)} problem(s)")
+    pairs = [line.removeprefix("FAIL ").split(": ", 1) for line in fails]
+    assert all(line.startswith("FAIL ") and check in CHECKS for line, (check, _) in
+               zip(fails, pairs, strict=True)), fails
+    return [(check, detail) for check, detail in pairs]
+
+
+def _problems(result: Result) -> list[str]:
+    return [detail for _, detail in _failed(result)]
 
 
 @pytest.mark.parametrize("url_form", ["{d}/", "{d}/index.html", "{d}.html"])
 def test_a_sound_site_passes(tmp_path: Path, url_form: str) -> None:
     feed = _feed(DAY, "2026-09-28").replace(f"{DAY}/", url_form.format(d=DAY))
     result = _check(_site(tmp_path, feed=feed))
-    assert (result.returncode, result.stderr) == (0, "")
-    assert result.stdout.startswith("site ok: 2 pages checked")
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout.startswith(f"site ok: 2 pages checked in {tmp_path / 'site'}")
 
 
 def test_nothing_sealed_yet_needs_no_feed_item(tmp_path: Path) -> None:
     result = _check(_site(tmp_path, feed=_feed(), latest_day=None))
-    assert result.returncode == 0, result.stderr
+    assert result.exit_code == 0, result.stderr
 
 
 def test_home_without_data_as_of_fails(tmp_path: Path) -> None:
     site = _site(tmp_path, home=HOME.replace("Data as of", "Updated"))
-    assert _problems(_check(site)) == [
-        f'{site / "index.html"}: does not say "data as of"; readers cannot tell how fresh it is'
-    ]
+    detail = (f'{site / "index.html"}: does not say "data as of"; readers cannot tell how '
+              "fresh it is")
+    assert _failed(_check(site)) == [("home-freshness", detail)]
 
 
 def test_data_as_of_hidden_in_a_script_does_not_count(tmp_path: Path) -> None:
@@ -115,8 +124,9 @@ def test_home_naming_another_snapshot_fails(tmp_path: Path) -> None:
 
 def test_feed_without_the_newest_sealed_day_fails(tmp_path: Path) -> None:
     site = _site(tmp_path, feed=_feed("2026-09-28", "2026-09-27"))
-    problems = _problems(_check(site))
-    assert len(problems) == 1
+    failed = _failed(_check(site))
+    assert [check for check, _ in failed] == ["feed-newest-day"]
+    problems = [detail for _, detail in failed]
     assert problems[0].startswith(f"{site / 'feed_rss_created.xml'}: has no item linking to "
                                   f"the newest sealed day's page .../days/{DAY}/")
 
@@ -145,8 +155,9 @@ def test_missing_or_broken_feed_fails(tmp_path: Path) -> None:
 ])
 def test_a_page_loading_from_another_host_fails(tmp_path: Path, tag: str) -> None:
     site = _site(tmp_path, day_page=DAY_PAGE.replace("</head>", tag + "</head>"))
-    problems = _problems(_check(site))
-    assert len(problems) == 1
+    failed = _failed(_check(site))
+    assert [check for check, _ in failed] == ["no-third-party"]
+    problems = [detail for _, detail in failed]
     page = site / "days" / DAY / "index.html"
     assert problems[0].startswith(f"{page}: <{tag[1:tag.index(' ')]}> loads ")
     assert "from another host" in problems[0]
@@ -155,9 +166,8 @@ def test_a_page_loading_from_another_host_fails(tmp_path: Path, tag: str) -> Non
 def test_missing_latest_json_fails(tmp_path: Path) -> None:
     site = _site(tmp_path)
     (site / "api" / "latest.json").unlink()
-    problems = _problems(_check(site))
-    assert problems == [f"{site / 'api/latest.json'}: missing; `chronicle build` writes it "
-                        "from the newest snapshot"]
+    assert _failed(_check(site)) == [("latest-json", f"{site / 'api/latest.json'}: missing; "
+                                      "`chronicle build` writes it from the newest snapshot")]
 
 
 def test_latest_json_without_snapshot_fails(tmp_path: Path) -> None:
@@ -169,12 +179,27 @@ def test_latest_json_without_snapshot_fails(tmp_path: Path) -> None:
 def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
     site = _site(tmp_path, home=HOME.replace("Data as of", "Updated"), feed=_feed("2026-09-01"),
                  day_page=DAY_PAGE.replace("../../assets", "https://cdn.example.com"))
-    assert len(_problems(_check(site))) == 3
+    result = _check(site)
+    assert len(_problems(result)) == 3
+    assert [check for check, _ in _failed(result)] == [
+        "home-freshness", "feed-newest-day", "no-third-party"]
+    # The summary names each failed check and the fix.
+    assert result.stderr.splitlines()[-1] == (
+        f"error: site check failed: 3 problem(s) in {site} (checks home-freshness, "
+        "feed-newest-day, no-third-party); fix what each FAIL line names, then "
+        "`chronicle build`")
+
+
+def test_the_site_folder_defaults_to_dir_site(tmp_path: Path) -> None:
+    _site(tmp_path)
+    result = CliRunner().invoke(main, ["check-site", "--dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert f"2 pages checked in {tmp_path / 'site'}" in result.stdout
 
 
 def test_not_a_folder_is_a_usage_error(tmp_path: Path) -> None:
     result = _check(tmp_path / "nope")
-    assert result.returncode == 2
+    assert result.exit_code == EXIT_USAGE
     assert "not a folder; run `chronicle build` first" in result.stderr
 
 
@@ -183,7 +208,7 @@ def test_a_real_built_chronicle_passes_and_a_broken_one_fails(tmp_path: Path) ->
     made = make_chronicle(tmp_path / "c", nights=2)
     site = build_site(made.root, tmp_path / "site")
     result = _check(site)
-    assert result.returncode == 0, result.stderr
+    assert result.exit_code == 0, result.stderr
     latest = json.loads((site / "api" / "latest.json").read_text(encoding="utf-8"))
     assert latest["latest_sealed_day"] == "2026-08-21"
     home = site / "index.html"

@@ -15,7 +15,6 @@ PAIRS = {
     "docs/assets/javascripts/chronicle.js": "docs/assets/javascripts/chronicle.js",
     "docs/assets/stylesheets/chronicle.css": "docs/assets/stylesheets/chronicle.css",
     "docs/assets/chronicle.svg": "docs/assets/chronicle.svg",
-    "scripts/check_site.py": ".github/scripts/check_site.py",
     "workflows/nightly.yml": ".github/workflows/nightly.yml",
 }
 

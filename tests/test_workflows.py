@@ -1,6 +1,7 @@
 """The GitHub Actions workflows: actionlint-clean, shaped as the nightly contract says, and
 their shell steps behave (run here with bash against fake `chronicle` / `pip` commands and
-local git remotes). The site soundness check is tested in test_check_site.py."""
+local git remotes). `chronicle check-site`, the step that checks the built site, is tested
+in test_check_site.py."""
 
 from __future__ import annotations
 
@@ -159,7 +160,7 @@ def test_site_is_verified_built_and_checked_before_upload() -> None:
     verify = next(i for i, r in enumerate(order) if "chronicle verify" in r)
     commit = next(i for i, r in enumerate(order) if "git commit" in r)
     build = next(i for i, r in enumerate(order) if "chronicle build" in r)
-    check = next(i for i, r in enumerate(order) if "check_site.py site" in r)
+    check = next(i for i, r in enumerate(order) if "chronicle check-site" in r)
     upload = next(i for i, r in enumerate(order) if "upload-pages-artifact" in r)
     assert verify < commit < build < check < upload
 
@@ -208,6 +209,17 @@ def test_secrets_reach_the_snapshot_step_only() -> None:
 
 
 # ---- the shell steps, run for real ---------------------------------------------------------
+
+
+def test_check_step_runs_chronicle_check_site_and_fails_with_it(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    calls = tmp_path / "calls"
+    bin_dir = fake_bin(tmp_path, chronicle=f'echo "$@" >> "{calls}"\nexit 1\n')
+    step = find_step(load_workflow(NIGHTLY), "snapshot", "Check the built site")
+    result, _ = run_step(step, work, bin_dir, {})
+    assert result.returncode == 1  # a failed check fails the job before the upload
+    assert calls.read_text() == "check-site\n"
 
 
 def _manifest(root: Path, sid: str, sources: dict[str, Any], sealed: list[str]) -> None:

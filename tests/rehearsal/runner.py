@@ -58,7 +58,7 @@ CHECKED = (
     "wandb, one whole new snapshot and no half-written one, source statuses, the day "
     "sealed, every W&B row stored once and none lost, threads as GitHub shows them, one "
     "new commit on the remote naming the snapshot and child of the last, earlier files "
-    "byte-for-byte unchanged, verify, build, check_site.py, the stale notice. At the "
+    "byte-for-byte unchanged, verify, build, check-site, the stale notice. At the "
     "end: a fresh clone verifies; no secret in any committed or built file."
 )
 

@@ -1,25 +1,25 @@
-"""Soundness check of a built chronicle site, run by the nightly job before it deploys.
+"""The build path (site stage), after the build: `chronicle check-site`, the soundness check
+the nightly job runs on the built site before it deploys it.
 
-Usage: python check_site.py SITE_DIR
-
-Fails (exit 1, one line per problem, each naming its file) when
-- api/latest.json is missing or lacks the snapshot id;
-- the home page does not say "data as of" and name that snapshot;
-- the RSS feed is missing, unparsable, or lacks the newest sealed day's page;
-- any page loads a script or stylesheet (any resource <link>) from another host: an
-  archive must still render when third-party CDNs are gone.
-Exit 2 when SITE_DIR is not a folder. Standard library only, so it runs before (and
-without) installing chronicle.
+Each check fails with one problem per finding, each naming its file:
+- latest-json: api/latest.json is missing or lacks the snapshot id;
+- home-freshness: the home page does not say "data as of" and name that snapshot;
+- feed-newest-day: the RSS feed is missing, unparsable, or lacks the newest sealed day's
+  page;
+- no-third-party: a page loads a script or stylesheet (any resource <link>) from another
+  host: an archive must still render when third-party CDNs are gone.
+It reads the built files only (standard library parsers), never the store.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import sys
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
 HOME = "index.html"
@@ -31,6 +31,26 @@ NON_LOADING_RELS = frozenset({
     "next", "nofollow", "noopener", "noreferrer", "prev", "search", "tag",
 })
 _ABSOLUTE = re.compile(r"^\s*(?:https?:)?//", re.IGNORECASE)
+# The checks, by the name a failure reports (see the module docstring).
+CHECKS = ("latest-json", "home-freshness", "feed-newest-day", "no-third-party")
+_Fail = Callable[[str], None]  # records one problem of one check
+
+
+class SiteProblem(NamedTuple):
+    """One finding of one check; `detail` names the file and the fix."""
+
+    check: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.check}: {self.detail}"
+
+
+class SiteReport(NamedTuple):
+    """What `check_site` found: every problem (none: the site is sound), pages checked."""
+
+    problems: list[SiteProblem]
+    pages: int
 
 
 class _Page(HTMLParser):
@@ -81,49 +101,49 @@ def _host(url: str) -> str:
     return (urlsplit(url.strip()).hostname or "").lower()
 
 
-def _check_latest(site: Path, problems: list[str]) -> dict[str, object] | None:
+def _check_latest(site: Path, fail: _Fail) -> dict[str, object] | None:
     path = site / LATEST
     try:
         latest = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        problems.append(f"{path}: missing; `chronicle build` writes it from the newest snapshot")
+        fail(f"{path}: missing; `chronicle build` writes it from the newest snapshot")
         return None
     except (ValueError, UnicodeDecodeError) as err:
-        problems.append(f"{path}: not valid JSON ({err})")
+        fail(f"{path}: not valid JSON ({err})")
         return None
     if not isinstance(latest, dict) or not isinstance(latest.get("snapshot"), str):
-        problems.append(f'{path}: has no "snapshot" id string')
+        fail(f'{path}: has no "snapshot" id string')
         return None
     return latest
 
 
-def _check_home(site: Path, snapshot: str | None, problems: list[str]) -> set[str]:
+def _check_home(site: Path, snapshot: str | None, fail: _Fail) -> set[str]:
     """Check the home page; return the site's own hosts (from its canonical URL)."""
     path = site / HOME
     if not path.is_file():
-        problems.append(f"{path}: missing home page")
+        fail(f"{path}: missing home page")
         return set()
     page = _parse_page(path)
     text = page.visible_text()
     if "data as of" not in text.lower():
-        problems.append(f'{path}: does not say "data as of"; readers cannot tell how fresh it is')
+        fail(f'{path}: does not say "data as of"; readers cannot tell how fresh it is')
     if snapshot is not None and snapshot not in text:
-        problems.append(f"{path}: does not name snapshot {snapshot} (from {site / LATEST})")
+        fail(f"{path}: does not name snapshot {snapshot} (from {site / LATEST})")
     return {_host(page.canonical)} - {""} if page.canonical else set()
 
 
-def _check_feed(site: Path, day: object, problems: list[str]) -> None:
+def _check_feed(site: Path, day: object, fail: _Fail) -> None:
     path = site / FEED
     try:
         root = ET.parse(path).getroot()
     except FileNotFoundError:
-        problems.append(f"{path}: missing RSS feed")
+        fail(f"{path}: missing RSS feed")
         return
     except ET.ParseError as err:
-        problems.append(f"{path}: not well-formed XML ({err})")
+        fail(f"{path}: not well-formed XML ({err})")
         return
     if root.tag != "rss" or root.find("channel") is None:
-        problems.append(f"{path}: not an RSS 2.0 document (<rss><channel>)")
+        fail(f"{path}: not an RSS 2.0 document (<rss><channel>)")
         return
     if not isinstance(day, str):
         return  # nothing sealed yet, so no day page to announce
@@ -132,54 +152,35 @@ def _check_feed(site: Path, day: object, problems: list[str]) -> None:
     links = [(el.text or "").strip() for el in root.iterfind("./channel/item/link")]
     links += [(el.text or "").strip() for el in root.iterfind("./channel/item/guid")]
     if not any(wanted.search(link) for link in links):
-        problems.append(
+        fail(
             f"{path}: has no item linking to the newest sealed day's page .../days/{day}/ "
             f"(from {site / LATEST}; {len(root.findall('./channel/item'))} items)"
         )
 
 
-def _check_external(site: Path, own_hosts: set[str], problems: list[str]) -> int:
+def _check_external(site: Path, own_hosts: set[str], fail: _Fail) -> int:
     pages = sorted(site.rglob("*.html"))
     for path in pages:
         for tag, url in _parse_page(path).loads:
             if _ABSOLUTE.match(url) and _host(url) not in own_hosts:
-                problems.append(
+                fail(
                     f"{path}: <{tag}> loads {url.strip()} from another host; serve it from "
                     "the site itself (an archive must render when third parties are gone)"
                 )
     return len(pages)
 
 
-def check_site(site: Path) -> tuple[list[str], int]:
-    """Return (problems, number of pages checked) for the built site in `site`."""
-    problems: list[str] = []
-    latest = _check_latest(site, problems)
+def check_site(site: Path) -> SiteReport:
+    """Run every check on the built site in `site` (a folder); report all problems at once."""
+    problems: list[SiteProblem] = []
+
+    def failing(check: str) -> _Fail:
+        return lambda detail: problems.append(SiteProblem(check, detail))
+
+    latest = _check_latest(site, failing("latest-json"))
     snapshot = str(latest["snapshot"]) if latest else None
-    own_hosts = _check_home(site, snapshot, problems)
-    _check_feed(site, latest.get("latest_sealed_day") if latest else None, problems)
-    pages = _check_external(site, own_hosts, problems)
-    return problems, pages
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Check the site folder named on the command line; return the exit code."""
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1:
-        print("usage: check_site.py SITE_DIR", file=sys.stderr)
-        return 2
-    site = Path(args[0])
-    if not site.is_dir():
-        print(f"{site}: not a folder; run `chronicle build` first", file=sys.stderr)
-        return 2
-    problems, pages = check_site(site)
-    for problem in problems:
-        print(problem, file=sys.stderr)
-    if problems:
-        print(f"site check failed: {len(problems)} problem(s) in {site}", file=sys.stderr)
-        return 1
-    print(f"site ok: {pages} pages checked in {site}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    own_hosts = _check_home(site, snapshot, failing("home-freshness"))
+    day = latest.get("latest_sealed_day") if latest else None
+    _check_feed(site, day, failing("feed-newest-day"))
+    pages = _check_external(site, own_hosts, failing("no-third-party"))
+    return SiteReport(problems, pages)
