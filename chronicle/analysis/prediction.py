@@ -18,8 +18,6 @@ from chronicle.config import RunConfig
 from chronicle.config.watchers import Prediction
 from chronicle.models import iso
 
-TRAIN_LOSSES = ("loss", "cross_entropy")
-
 
 def metric_name(prediction: Prediction, config: RunConfig) -> str | None:
     """Return the canonical metric the prediction is about (None if not stored)."""

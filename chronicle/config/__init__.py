@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from chronicle.config.fields import Invalid, Section, walk
+from chronicle.config.metrics import DEFAULT_METRICS, TRAIN_LOSSES
 from chronicle.config.model import (
     DEFAULT_FAILURES_FILE,
     DEFAULT_KEYS,
-    DEFAULT_METRICS,
     MAX_DAYS,
     MFU_UNITS,
     SOURCES,
@@ -45,6 +45,7 @@ __all__ = [
     "MAX_DAYS",
     "MFU_UNITS",
     "SOURCES",
+    "TRAIN_LOSSES",
     "Accelerators",
     "FailuresSection",
     "GithubSection",

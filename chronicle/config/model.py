@@ -27,32 +27,13 @@ from chronicle.config.checks import (
     text,
 )
 from chronicle.config.fields import Invalid, option, section, unknown_keys
+from chronicle.config.metrics import DEFAULT_METRICS
 from chronicle.config.watchers import WatchSections
 
 SOURCES = ("live", "simulated")
 MFU_UNITS = ("percent", "fraction")
 MAX_DAYS = 3650  # ten years: bounds `planned_days` and `simulated.days`
 DEFAULT_FAILURES_FILE = "failures.yml"
-
-# Canonical metric name -> default W&B key (levanter / Marin names). Analysis only ever
-# asks for canonical names; `wandb.metrics` in chronicle.yml overrides any of them.
-DEFAULT_METRICS: dict[str, str] = {
-    "loss": "train/loss",
-    "cross_entropy": "train/cross_entropy_loss",
-    "eval_loss": "eval_dropless/paloma/macro_loss",
-    "tokens_per_second": "throughput/tokens_per_second",
-    "total_tokens": "throughput/total_tokens",
-    "mfu": "throughput/mfu",
-    "step_duration": "throughput/duration",
-    "drop_fraction": "moe/drop_fraction",
-    "grad_norm": "grad/norm/total",
-    "learning_rate": "optim/learning_rate",
-    "run_progress": "run_progress",
-    "router_entropy": "train/router/routing_entropy_mean",
-    "router_bias_max": "train/router/bias_max",
-    "router_bias_min": "train/router/bias_min",
-    "memory_peak_gib": "memory/peak_gib",
-}
 
 # W&B keys kept in the store (fnmatch patterns). A real run logs thousands of keys
 # (per-layer router stats, 200 mixture weights); these are the ones readers watch.

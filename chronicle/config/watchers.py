@@ -29,6 +29,7 @@ from chronicle.config.fields import (
     show,
     type_name,
 )
+from chronicle.config.metrics import DEFAULT_METRICS, TRAIN_LOSSES
 
 SEVERITIES = ("warn", "fail")
 CLAIM_HOWS = ("equals", "within", "at_least", "at_most")
@@ -38,7 +39,6 @@ CLAIM_FIGURES = (
     "config.sequence_length", "data.tokens", "data.mfu_p50", "data.accelerator_hours",
     "data.cost_usd", "data.projected_cost_usd", "data.restarts", "data.days",
 )
-TRAIN_LOSSES = ("loss", "cross_entropy", "train/loss", "train/cross_entropy_loss")
 
 _finite = number()
 _minutes = number(0, above=True, what="minutes > 0", example="60")
@@ -62,7 +62,7 @@ def _metrics(value: Any) -> tuple[str, ...]:
 
 def _prediction_metric(value: Any) -> str:
     metric = text("a metric name, e.g. eval_loss")(value)
-    if metric in TRAIN_LOSSES:
+    if metric in TRAIN_LOSSES or metric in (DEFAULT_METRICS[m] for m in TRAIN_LOSSES):
         raise Invalid(f"{metric!r} is a train loss; a prediction is about an eval metric "
                       "(e.g. eval_loss) and is only compared with that metric")
     return metric
