@@ -131,14 +131,14 @@ def snapshot(root: Path, as_of: str | None) -> None:
         sys.exit(EXIT_DEGRADED)
 
 
+def _site_dir_option(help_text: str) -> Callable[[F], F]:
+    return click.option("--site-dir", type=click.Path(file_okay=False, path_type=Path),
+                        default=None, help=help_text)
+
+
 @main.command()
 @DIR_OPTION
-@click.option(
-    "--site-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Where to write the site (default: DIR/site).",
-)
+@_site_dir_option("Where to write the site (default: DIR/site).")
 @_clean_errors
 def build(root: Path, site_dir: Path | None) -> None:
     """Build the site with mkdocs --strict (no network)."""
@@ -152,12 +152,7 @@ def build(root: Path, site_dir: Path | None) -> None:
 
 @main.command("check-site")
 @DIR_OPTION
-@click.option(
-    "--site-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="The built site to check (default: DIR/site).",
-)
+@_site_dir_option("The built site to check (default: DIR/site).")
 @_clean_errors
 def check_site(root: Path, site_dir: Path | None) -> None:
     """Check the built site before deploying it (the nightly job runs this after build)."""

@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from chronicle.cli import main
 from chronicle.errors import EXIT_USAGE
+from tests.support.config import scaffold_simulated
 
 
 def _tree(root: Path) -> list[tuple[str, bytes]]:
@@ -19,12 +20,7 @@ def _tree(root: Path) -> list[tuple[str, bytes]]:
 
 @pytest.fixture
 def chronicle_dir(tmp_path: Path) -> Path:
-    root = tmp_path / "c"
-    result = CliRunner().invoke(main, ["init", str(root), "--source", "simulated"])
-    assert result.exit_code == 0, result.output
-    text = (root / "chronicle.yml").read_text().replace("days: 100", "days: 4")
-    (root / "chronicle.yml").write_text(text.replace("planned_days: 100", "planned_days: 4"))
-    return root
+    return scaffold_simulated(tmp_path / "c")
 
 
 def test_init_scaffolds_and_refuses_to_overwrite(chronicle_dir: Path) -> None:

@@ -17,6 +17,7 @@ from chronicle.snapshot.fetch import fetch_simulated_source
 from chronicle.snapshot.provenance import Artifact, MetricsFile, day_provenance, metrics_for
 from chronicle.snapshot.take import take_snapshot
 from chronicle.store import Store, sha256_file, verify_store
+from tests.support.config import scaffold_simulated
 
 START = date(2026, 8, 20)
 LAG_FROM = datetime(2026, 8, 20, 18, 0, tzinfo=UTC)  # rows of day 1 after this arrive late
@@ -28,12 +29,7 @@ def _night(n: int) -> datetime:
 
 @pytest.fixture
 def config(tmp_path: Path) -> RunConfig:
-    root = tmp_path / "c"
-    result = CliRunner().invoke(main, ["init", str(root), "--source", "simulated"])
-    assert result.exit_code == 0, result.output
-    text = (root / "chronicle.yml").read_text().replace("days: 100", "days: 4")
-    (root / "chronicle.yml").write_text(text.replace("planned_days: 100", "planned_days: 4"))
-    return load_config(root)
+    return load_config(scaffold_simulated(tmp_path / "c"))
 
 
 def lagging(config: RunConfig, store: Store, as_of: datetime) -> Fetched:

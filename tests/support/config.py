@@ -42,3 +42,16 @@ def config_dict(**overrides: Any) -> dict[str, Any]:
 def make_config(root: Path | None = None, **overrides: Any) -> RunConfig:
     """Return a validated RunConfig (overrides use __ for nesting: run__planned_days=5)."""
     return parse_config(config_dict(**overrides), root or Path("."))
+
+
+def scaffold_simulated(root: Path, days: int = 4) -> Path:
+    """`chronicle init --source simulated` into `root`, shortened to a `days`-day run."""
+    from click.testing import CliRunner
+
+    from chronicle.cli import main
+
+    result = CliRunner().invoke(main, ["init", str(root), "--source", "simulated"])
+    assert result.exit_code == 0, result.output
+    text = (root / "chronicle.yml").read_text().replace("days: 100", f"days: {days}")
+    (root / "chronicle.yml").write_text(text.replace("planned_days: 100", f"planned_days: {days}"))
+    return root
