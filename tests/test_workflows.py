@@ -165,13 +165,48 @@ def test_site_is_verified_built_and_checked_before_upload() -> None:
     assert verify < commit < build < check < upload
 
 
-def test_python_311_with_pip_cache_keyed_on_pyproject() -> None:
+def test_python_311_with_pip_cache_keyed_on_what_is_installed(tmp_path: Path) -> None:
     nightly = load_workflow(NIGHTLY)
     setups = [s for _, s in all_steps(nightly) if "setup-python" in s.get("uses", "")]
     assert len(setups) == 1
     with_ = setups[0]["with"]
     assert (with_["python-version"], with_["cache"]) == ("3.11", "pip")
-    assert "pyproject.toml" in with_["cache-dependency-path"].split()
+    keys = with_["cache-dependency-path"].split()
+    assert keys == ["pyproject.toml", ".chronicle-requirement"]
+    # The requirement (a repository variable) is written to the keyed file first.
+    steps = nightly["jobs"]["snapshot"]["steps"]
+    names = [s.get("name") for s in steps]
+    record = names.index("Name what pip installs (the pip cache key)")
+    assert record < names.index("Set up Python")
+    work = tmp_path / "work"
+    work.mkdir()
+    package = "chronicle @ git+https://github.com/o/chronicle@v0.2.0"
+    result, _ = run_step(steps[record], work, fake_bin(tmp_path), {"CHRONICLE_PACKAGE": package})
+    assert result.returncode == 0, result.stderr
+    assert (work / ".chronicle-requirement").read_text() == package + "\n"
+    assert ".chronicle-requirement" in (REPO / "chronicle" / "scaffold" / "gitignore").read_text()
+
+
+def test_no_browser_in_the_nightly_job() -> None:
+    text = NIGHTLY.read_text(encoding="utf-8").lower()
+    for banned in ("chromium", "playwright", "apt-get", "[dev]"):
+        assert banned not in text, banned
+
+
+def test_every_nightly_step_prints_its_duration(tmp_path: Path) -> None:
+    steps = [s for _, s in all_steps(load_workflow(NIGHTLY)) if "run" in s]
+    for step in steps:
+        second = step["run"].splitlines()[1]
+        assert second == (f"trap 'echo \"::notice title=duration::{step['name']}: "
+                          "${SECONDS} s\"' EXIT"), step["name"]
+    # Run for real: the duration is printed on success and on failure alike.
+    work = tmp_path / "work"
+    work.mkdir()
+    bin_dir = fake_bin(tmp_path, chronicle="exit 1\n")
+    step = find_step(load_workflow(NIGHTLY), "snapshot", "Check the built site")
+    result, _ = run_step(step, work, bin_dir, {})
+    assert result.returncode == 1
+    assert re.search(r"::notice title=duration::Check the built site: \d+ s", result.stdout)
 
 
 def test_actions_are_current_majors() -> None:
