@@ -67,7 +67,9 @@ risks:
   - {id: data-mix-switch, title: Data-mix phase switch to mid-training,
      metric: eval_loss, rule: "increase > 0.03", watch: [0.78, 0.85]}
   - {id: drop-rebound, title: Token dropping rebounding after a context-length change,
-     metric: drop_fraction, rule: "p50 > 0.05", window: 60, watch: [0.8, 1.0]}
+     metric: drop_fraction, rule: "rebound > 2", window: 60, after: sequence_length,
+     reason: "dropping rose from ~7% to ~40% when an earlier run's context grew 4K -> 65K;
+       watched against its p50 in the day before the context change"}
 claims:
   - {statement: "The run uses 792 GPUs", value: 792, unit: GPUs, who: an example post,
      where: illustrative claim, when: 2026-08-18, against: config.accelerators, how: equals}
@@ -123,6 +125,10 @@ def run_demo(
                 url="https://example.org/chronicle-demo/",
                 author="chronicle demo",
                 watch=DEMO_WATCH,
+                # The simulated run's config keeps the schedule in `trainer` directly.
+                config_keys=("config_keys: {train_steps: trainer.num_train_steps, "
+                             "batch_size: trainer.train_batch_size}"),
+                pulls="pulls: {paths: ['experiments/grug/moe_hero_ep/*'], labels: [hero-run]}",
             ),
         )
     config = load_config(out)

@@ -44,12 +44,15 @@ wandb:
   runs: [{runs}]                # the lineage in order; forks are stitched by step
   mfu_unit: percent             # how throughput/mfu is logged: percent or fraction
   metrics: {{}}                   # overrides, e.g. {{loss: train/loss}}
+  # where a run's W&B config keeps its sequence length and schedule (default: levanter's)
+  {config_keys}
 
 github:
   repo: {repo}
   issues: [{issues}]            # threads always archived
   labels: [{labels}]            # plus every issue carrying one of these labels
   failure_labels: [incident]    # issues that are failure records
+  {pulls}
 
 failures:
   file: failures.yml            # hand-written failure records (a file named here must exist)
@@ -114,6 +117,10 @@ class InitOptions:
     url: str = "https://example.org/chronicle/"
     author: str = "chronicle contributors"
     watch: str = WATCH_TEMPLATE  # the prediction / health / risks / claims sections
+    config_keys: str = ("# config_keys: {sequence_length: model.max_seq_len, "
+                        "train_steps: trainer.trainer.num_train_steps}")
+    pulls: str = ("# pulls: {paths: ['experiments/*'], labels: [training-run]}   "
+                  "# merged PRs recorded as changes")
 
 
 def scaffold_files() -> dict[str, Path]:
@@ -160,6 +167,8 @@ def init_chronicle(target: Path, options: InitOptions) -> list[Path]:
         url=options.url,
         author=options.author,
         watch=options.watch,
+        config_keys=options.config_keys,
+        pulls=options.pulls,
     )
     for name, text in (("chronicle.yml", config), ("failures.yml", FAILURES_TEMPLATE)):
         path = target / name

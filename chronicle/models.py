@@ -197,6 +197,52 @@ class Thread:
         )
 
 
+@dataclass(frozen=True)
+class PullRequest:
+    """A merged pull request that touches a configured path or carries a configured label.
+
+    `files` holds only the changed files that match `github.pulls.paths` (all of them are
+    listed by GitHub; the rest are not chronicle data); `labels` all of the PR's labels.
+    """
+
+    number: int
+    title: str
+    author: str
+    merged_at: datetime
+    url: str
+    labels: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+    base: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "number": self.number,
+            "title": self.title,
+            "author": self.author,
+            "merged_at": iso(self.merged_at),
+            "url": self.url,
+            "labels": list(self.labels),
+            "files": list(self.files),
+            "base": self.base,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> PullRequest:
+        return cls(
+            number=int(d["number"]),
+            title=d.get("title") or "",
+            author=d.get("author") or "ghost",
+            merged_at=_req_time(d["merged_at"]),
+            url=d.get("url", ""),
+            labels=tuple(d.get("labels") or ()),
+            files=tuple(d.get("files") or ()),
+            base=d.get("base") or "",
+        )
+
+
+# What a change of the run can be (analysis/changes.py detects them from the store).
+CHANGE_KINDS = ("config", "sequence_length", "budget", "mixture", "pull_request")
+
 # Failure kinds. Records from issues are "issue", from failures.yml "manual"; the rest
 # are detected from metrics.
 FAILURE_KINDS = ("issue", "manual", "restart", "fork", "gap", "loss_spike", "nan_loss")
@@ -274,6 +320,7 @@ class Fetched:
 
     `runs`/`metrics` are None when W&B failed, `threads` None when GitHub failed: the
     store then keeps what it had (nothing is dropped) and the manifest records why.
+    `pulls` is None when GitHub failed or `github.pulls` is not configured.
     """
 
     metrics: list[MetricRow] | None
@@ -281,6 +328,7 @@ class Fetched:
     threads: list[Thread] | None
     failures: list[FailureRecord]
     statuses: tuple[SourceStatus, ...]
+    pulls: list[PullRequest] | None = None
 
     @property
     def degraded(self) -> bool:

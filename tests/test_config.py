@@ -264,3 +264,42 @@ def test_every_declared_key_has_a_doc() -> None:
     undocumented = [path for path, option in walk(CONFIG.schema) if len(option.doc) < 5]
     assert not undocumented
     assert "run.start" in declared_keys() and "claims.tolerance" in declared_keys()
+
+
+def test_config_keys_default_to_levanter_and_merge_overrides() -> None:
+    default = parse_config(config_dict(), Path("."))
+    assert default.wandb.config_keys == {
+        "sequence_length": "model.max_seq_len",
+        "train_steps": "trainer.trainer.num_train_steps",
+        "batch_size": "trainer.trainer.train_batch_size"}
+    data = config_dict(wandb__config_keys={"train_steps": "trainer.num_train_steps"})
+    merged = parse_config(data, Path(".")).wandb.config_keys
+    assert merged["train_steps"] == "trainer.num_train_steps"
+    assert merged["sequence_length"] == "model.max_seq_len"
+    bad = config_dict(wandb__config_keys={"seq_len": "model.max_seq_len", "batch_size": "a..b"})
+    with pytest.raises(ConfigError) as err:
+        parse_config(bad, Path("."))
+    text = str(err.value)
+    assert "wandb.config_keys.seq_len: unknown config name" in text
+    assert "did you mean 'sequence_length'" in text
+    assert "wandb.config_keys.batch_size: expected a dotted path" in text
+
+
+def test_github_pulls_are_optional_paths_and_labels() -> None:
+    assert not parse_config(config_dict(), Path(".")).github.pulls.configured
+    pulls = parse_config(config_dict(github__pulls={"paths": ["experiments/*"]}), Path("."))
+    assert pulls.github.pulls.paths == ("experiments/*",) and pulls.github.pulls.configured
+    with pytest.raises(ConfigError, match=r"github\.pulls\.lables: unknown key"):
+        parse_config(config_dict(github__pulls={"lables": ["x"]}), Path("."))
+
+
+def test_a_risk_needs_a_window_or_a_change_and_rebound_needs_after() -> None:
+    risk = {"id": "r", "metric": "drop_fraction", "rule": "rebound > 2"}
+    with pytest.raises(ConfigError) as err:
+        parse_config(config_dict(risks=[risk]), Path("."))
+    assert "risks[0].watch: missing" in str(err.value)
+    assert "risks[0].after: the rebound stat compares" in str(err.value)
+    ok = parse_config(config_dict(risks=[{**risk, "after": "sequence_length"}]), Path("."))
+    assert ok.watch.risks[0].watch == (0.0, 1.0) and ok.watch.risks[0].after == "sequence_length"
+    with pytest.raises(ConfigError, match=r"risks\[0\]\.after: expected one of config"):
+        parse_config(config_dict(risks=[{**risk, "after": "context"}]), Path("."))

@@ -8,7 +8,7 @@ import tarfile
 from pathlib import Path
 from typing import get_type_hints
 
-from chronicle.analysis.day_model import DaySummary, figure_at, figures
+from chronicle.analysis.day_model import DaySummary, figure_at, figures, required_fields
 from tests.support.paths import FIXTURES, REPO
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
@@ -25,7 +25,7 @@ def test_sealed_day_json_has_exactly_the_declared_fields(tmp_path: Path) -> None
     with tarfile.open(FIXTURES / "chronicle_v1.tar.gz") as tar:
         tar.extractall(tmp_path, filter="data")
     declared = set(get_type_hints(DaySummary))
-    required = set(DaySummary.__required_keys__)
+    required = required_fields()
     for path in sorted((tmp_path / "docs" / "days").glob("*.json")):
         day = json.loads(path.read_text(encoding="utf-8"))
         assert set(day) <= declared, f"{path.name}: undeclared {set(day) - declared}"
@@ -41,3 +41,9 @@ def test_figure_methods_are_versioned_ids() -> None:
     for path, fig in found.items():
         assert re.fullmatch(r"[a-z_]+/\d+", fig.method), path
         assert fig.kind in ("OBSERVED", "DERIVED") and fig.scopes, path
+
+
+def test_fields_older_sealed_days_lack_are_not_required() -> None:
+    required = required_fields()
+    assert {"changes", "sequence_length", "summary", "provenance"}.isdisjoint(required)
+    assert {"date", "tokens", "moe", "threads_updated"} <= required

@@ -18,8 +18,8 @@ from chronicle.models import parse_time
 from chronicle.sources.simulated import SimulatedRun, fetch_simulated
 
 
-def make_config(seed: int = 535, days: int = 100, **wandb: Any) -> Any:
-    return parse_config({
+def _config_data(seed: int = 535, days: int = 100, **wandb: Any) -> dict[str, Any]:
+    return {
         "source": "simulated",
         "run": {"name": "Sim 535B-A23B", "start": "2026-08-20", "planned_days": 100,
                 "token_budget": 18.0e12, "sequence_length": 4096,
@@ -29,7 +29,11 @@ def make_config(seed: int = 535, days: int = 100, **wandb: Any) -> Any:
                    "failure_labels": ["incident"]},
         "simulated": {"seed": seed, "days": days},
         "site": {"url": "https://example.org/chronicle/"},
-    }, Path("."))
+    }
+
+
+def make_config(seed: int = 535, days: int = 100, **wandb: Any) -> Any:
+    return parse_config(_config_data(seed, days, **wandb), Path("."))
 
 
 @pytest.fixture(scope="module")
@@ -64,8 +68,9 @@ def test_history_volume_and_step_time(sim: SimulatedRun) -> None:
     after = sim.end + timedelta(hours=1)
     rows = [r for rs in all_rows(sim, after).values() for r in rs
             if "train/loss" in r]
-    # 100 days at ~19 s/step, one row per 10 steps, minus downtime: ~39-45k rows.
-    assert 35_000 <= len(rows) <= 46_000
+    # ~80 days at ~19 s/step, one row per 10 steps, then ~18 days of 16K-token steps
+    # 5.1x as long, minus downtime: ~32-40k rows.
+    assert 30_000 <= len(rows) <= 42_000
     assert sim.end - datetime(2026, 8, 20, 2, 14, tzinfo=UTC) > timedelta(days=95)
     step = np.array([r["_step"] for r in rows])
     ts = np.array([r["_timestamp"] for r in rows])
@@ -77,8 +82,12 @@ def test_history_volume_and_step_time(sim: SimulatedRun) -> None:
     assert first["_step"] == 0 and first["optim/learning_rate"] == 0
     assert type(first["optim/learning_rate"]) is int  # Go-style int, as W&B sends it
     assert 11.0 < first["train/loss"] < 12.5 and 0.08 < first["moe/drop_fraction"] < 0.12
-    late = [r for r in rows if r["_step"] > 10_000]
+    context = sim.plan.context_step
+    late = [r for r in rows if 10_000 < r["_step"] < context]
     assert all(r["throughput/total_tokens"] == (r["_step"] + 1) * 11_264 * 4_096 for r in late)
+    longer = [r for r in rows if r["_step"] > context]
+    assert longer and all(r["throughput/total_tokens"] == (
+        context + 4 * (r["_step"] - context + 1)) * 11_264 * 4_096 for r in longer)
     mfu = np.array([r["throughput/mfu"] for r in late])
     assert 19 < float(np.median(mfu)) < 27  # percent, not a fraction
     assert max(r["moe/drop_fraction"] for r in late if r["_step"] > 100) < 0.2
@@ -135,7 +144,9 @@ def test_lineage_forks_overlap_and_config_changes(sim: SimulatedRun) -> None:
     fetched = fetch_simulated(make_config(), {}, None, after, sim=sim)
     runs = fetched.runs or []
     truth = sim.truth()
-    assert 3 <= len(runs) <= 5 and [r.id for r in runs] == truth["runs"]
+    # 2-4 forks after outages, and the two planned ones (plan.py): the decision, the context.
+    assert 5 <= len(runs) <= 7 and [r.id for r in runs] == truth["runs"]
+    assert truth["planned_forks"] == [sim.plan.decision_step, sim.plan.context_step]
     assert runs[0].parent is None and runs[0].fork_step is None
     assert [r.state for r in runs] == ["crashed"] * (len(runs) - 1) + ["finished"]
     rows = all_rows(sim, after)
@@ -144,7 +155,10 @@ def test_lineage_forks_overlap_and_config_changes(sim: SimulatedRun) -> None:
         child_first = rows[child.id][0]["_step"]
         parent_last = rows[parent.id][-1]["_step"]
         assert child.fork_step == child_first
-        assert 100 <= parent_last - child_first <= 500  # rewound: a few hundred steps overlap
+        if child_first in truth["planned_forks"]:  # a planned restart from that step
+            assert parent_last == child_first - 10
+        else:
+            assert 100 <= parent_last - child_first <= 500  # rewound: a few hundred steps
         assert child.created_at.timestamp() > rows[parent.id][-1]["_timestamp"]
         assert child.config != parent.config
         assert (child.config["trainer"]["train_batch_size"]
@@ -191,7 +205,10 @@ def stitched(sim: SimulatedRun) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def test_gaps_spikes_and_nans_are_where_truth_says(sim: SimulatedRun) -> None:
     truth = sim.truth()
     step, ts, loss = stitched(sim)
-    assert np.all(np.diff(step) == 10)
+    # A row every 10 steps, every 2 at 16K tokens (5x longer steps, rows still minutes apart).
+    context = sim.plan.context_step
+    assert np.all(np.diff(step) == np.where(step[1:] > context, 2, 10))
+    assert float(np.median(np.diff(ts)[step[1:] > context])) < 600
     hours = [o["minutes"] / 60 for o in truth["outages"]]
     assert max(hours) > 3 and sum(h > 1 for h in hours) >= 3 and min(hours) < 0.5
     for o in truth["outages"]:
@@ -265,3 +282,69 @@ def test_hostile_comment_is_there_to_be_sanitised(sim: SimulatedRun) -> None:
     for needle in ("<script>alert(1)</script>", "javascript:", "{{ config }}", "{% raw %}",
                    "\n---\n"):
         assert needle in hostile[0]
+
+
+def test_planned_changes_happen_at_marins_steps_scaled(sim: SimulatedRun) -> None:
+    plan = sim.plan
+    assert plan.planned == 390_139  # 18.0e12 / (11,264 x 4,096)
+    # Marin's mixture switches at 108,000 and 312,192 of 390,251, scaled and on a logged row.
+    assert plan.mixture_steps == (107_970, 312_100)
+    assert plan.decision_step == 97_530 and plan.shortened == 386_238  # 99%, whole 16K steps
+    assert plan.context_step == 319_910
+    # A quarter of the remaining steps at 16K: the token budget stays.
+    assert (plan.context_steps - plan.context_step) * 4 == plan.shortened - plan.context_step
+    after = sim.end + timedelta(hours=2)
+    runs = {r.id: r for r in fetch_simulated(make_config(), {}, None, after, sim=sim).runs or []}
+    context = [r for r in runs.values() if r.fork_step == plan.context_step]
+    assert context and context[0].config["model"]["max_seq_len"] == 16_384
+    assert context[0].config["trainer"]["num_train_steps"] == plan.context_steps
+
+
+def test_the_mixture_is_logged_at_each_start_and_switch(sim: SimulatedRun) -> None:
+    rows = all_rows(sim, sim.end + timedelta(hours=1))
+    logged = [(rid, r["_step"], r["mixture/stage"]) for rid, rs in rows.items() for r in rs
+              if "mixture/stage" in r]
+    firsts = {(rid, rs[0]["_step"]) for rid, rs in rows.items()}
+    switches = [(step, stage) for rid, step, stage in logged if (rid, step) not in firsts]
+    assert switches == [(107_970, 1), (312_100, 2)]
+    assert {(rid, step) for rid, step, _ in logged} >= firsts  # re-logged after restarts
+    first = rows[sim.run_ids[0]][0]
+    assert first["mixture/stage"] == 0 and abs(sum(
+        v for k, v in first.items() if k.startswith("mixture/weight/")) - 1.0) < 1e-9
+    assert type(first["mixture/stage"]) is int
+
+
+def test_dropping_rises_after_the_context_change(sim: SimulatedRun) -> None:
+    drop = sim.values["moe/drop_fraction"]
+    ctx = np.flatnonzero(sim.run == sim.context_run)
+    before = np.flatnonzero((sim.run == sim.context_run - 1)
+                            & (sim.ts > sim.ts[ctx[0]] - 86400))
+    after = ctx[sim.ts[ctx] > sim.ts[ctx[0]] + 86400]
+    assert float(np.median(drop[after])) > 2 * float(np.median(drop[before]))
+    tps = sim.values["throughput/tokens_per_second"]
+    assert float(np.median(tps[after])) > 2.0e6  # above the throughput alert
+
+
+def test_pull_requests_explain_the_changes_and_three_do_not_count(sim: SimulatedRun) -> None:
+    config = make_config()
+    pulled = parse_config({**_config_data(), "github": {
+        "repo": "sim-org/sim", "issues": [8435, 8506], "labels": ["hero-run"],
+        "pulls": {"paths": ["experiments/grug/moe_hero_ep/*"], "labels": ["hero-run"]}}},
+        Path("."))
+    after = sim.end + timedelta(days=1)
+    got = fetch_simulated(pulled, {}, None, after, sim=sim).pulls or []
+    assert len(got) == len(sim.forks) + 2  # one per fork's change and per mixture stage
+    assert len(sim.pulls) == len(got) + 3  # a docs PR, an abandoned and an open one
+    titles = " ".join(p.title for p in got)
+    assert "16,384" in titles and "Mixture stage 2" in titles and "first-quarter" in titles
+    for fork in sim.forks:
+        pr = next(p for p in got if p.title.lower().startswith(fork.why[:20].lower()))
+        first = sim.ts[fork.row + 1]
+        assert pr.merged_at.timestamp() < first  # merged before the child's first step
+    assert fetch_simulated(config, {}, None, after, sim=sim).pulls is None  # not configured
+    # Nothing merged after as_of is seen; a later window sees only what is new.
+    mid = datetime(2026, 10, 1, tzinfo=UTC)
+    early = fetch_simulated(pulled, {}, None, mid, sim=sim).pulls or []
+    late = fetch_simulated(pulled, {}, None, after, sim=sim, pulls_since=mid).pulls or []
+    assert early and late and {p.number for p in early}.isdisjoint({p.number for p in late})
+    assert sorted(p.number for p in early + late) == sorted(p.number for p in got)

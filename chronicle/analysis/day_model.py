@@ -11,7 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, NotRequired, TypedDict, get_args, get_origin, get_type_hints
+from typing import (
+    Annotated,
+    Any,
+    NotRequired,
+    Required,
+    TypedDict,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 DAY_SCHEMA = "chronicle-day/1"
 OBSERVED = "OBSERVED"
@@ -25,7 +34,8 @@ class Figure:
     `inputs` are canonical metric names (shown with their W&B key), "config:<key>" or
     "day:<figure>" of the previous sealed day. `scopes` name the artifacts it is read from:
     "day" = the metric rows of the day; "through" = those plus the last row before it;
-    "failures" / "config" / "previous" = the failure records, chronicle.yml, the day before.
+    "failures" / "config" / "previous" = the failure records, chronicle.yml, the day before;
+    "runs" = the W&B run records (their configs) the snapshot read.
     """
 
     kind: str
@@ -92,9 +102,20 @@ class Throughput(TypedDict):
     mfu_unit: str
 
 
+class DropStats(TypedDict):
+    p50: Num
+    max: Num
+    rows: int
+
+
 class Moe(TypedDict):
     drop_fraction_p50: Annotated[Num, derived("percentile/1", "drop_fraction")]
     drop_fraction_max: Annotated[Num, derived("max_finite/1", "drop_fraction")]
+    # Sequence length (as text; "unknown") -> the day's drop fraction at that length. Days
+    # sealed before context changes were tracked lack it.
+    by_sequence_length: NotRequired[Annotated[dict[str, DropStats], derived(
+        "drop_by_sequence_length/1", "drop_fraction", "config:wandb.config_keys",
+        "config:run.sequence_length", scopes=("day", "runs", "config"))]]
 
 
 class GradNorm(TypedDict):
@@ -238,6 +259,39 @@ class RiskRecord(TypedDict):
     evidence: RiskEvidence | None
     status: str  # upcoming / watching / triggered / passed
     since: str
+    # Risks watched from a change on (`after`): the change and, for `rebound`, the p50
+    # of the metric in the 24 h before it.
+    after: NotRequired[str | None]
+    change: NotRequired[str | None]
+    baseline: NotRequired[Num]
+
+
+class Evidence(TypedDict, total=False):
+    """Where a change can be checked: a URL, or a stored file (relative to docs/) + sha256."""
+
+    url: str
+    path: str
+    sha256: str
+
+
+class ChangeRecord(TypedDict):
+    """One change of the run (analysis/changes.py): what changed, when, where it shows."""
+
+    id: str  # stable: the same change found again keeps its id
+    kind: str  # config / sequence_length / budget / mixture / pull_request
+    time: str | None  # when it took effect (a PR: when it was merged)
+    step: int | None  # the first step it applies to (a PR: the run's step when merged)
+    budget_fraction: Num  # tokens processed by then / run.token_budget
+    key: str  # config path, "implied_budget", the mixture stage key, or "#<PR number>"
+    name: str | None  # the canonical name of a config_keys path (sequence_length, ...)
+    before: Any  # None: unknown or absent
+    after: Any
+    run: str | None  # the W&B run it applies to
+    parent: str | None  # the run it was forked from (a change between parent and child)
+    evidence: list[Evidence]
+    recorded_by: str  # the snapshot that first stored it
+    recorded_at: str | None
+    detail: dict[str, Any]  # kind-specific: mixture movers, the PR, the budget's terms
 
 
 class Verdicts(TypedDict):
@@ -283,6 +337,12 @@ class DaySummary(TypedDict):
     failures: list[dict[str, Any]]  # FailureRecord.to_json()
     threads_updated: list[ThreadUpdate]
     previous: PreviousBrief | None
+    # Days sealed since changes are tracked: those that took effect this day, and the
+    # sequence length(s) of the runs that logged its rows (None: unknown).
+    changes: NotRequired[list[ChangeRecord]]
+    sequence_length: NotRequired[Annotated[list[int | None], derived(
+        "sequence_length_in_effect/1", "config:wandb.config_keys", "config:run.sequence_length",
+        scopes=("day", "runs", "config"))]]
     # Added when the day is sealed (snapshot/seal.py): prose, verdicts, provenance.
     summary: NotRequired[str]
     prediction: NotRequired[PredictionRecord | None]
@@ -292,10 +352,22 @@ class DaySummary(TypedDict):
     corrections: NotRequired[list[dict[str, Any]]]
 
 
+def required_fields(tp: type = DaySummary) -> set[str]:
+    """Return the keys every day of shape `tp` has (those not declared NotRequired).
+
+    TypedDict's own `__required_keys__` cannot tell under postponed annotations (this
+    module's `from __future__ import annotations`): it counts every key as required.
+    """
+    hints = get_type_hints(tp, include_extras=True)
+    return {name for name, hint in hints.items() if get_origin(hint) is not NotRequired}
+
+
 def figures(tp: type = DaySummary, prefix: str = "") -> Iterator[tuple[str, Figure]]:
     """Yield (dotted path, Figure) of every figure declared in the TypedDict tree `tp`."""
     for name, hint in get_type_hints(tp, include_extras=True).items():
         path = prefix + name
+        if get_origin(hint) in (NotRequired, Required):
+            hint = get_args(hint)[0]
         if get_origin(hint) is Annotated:
             found = [m for m in hint.__metadata__ if isinstance(m, Figure)]
             if found:

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from chronicle.analysis.changes import RunChanges
+from chronicle.analysis.context_length import changes_between, drop_by_length, in_effect
 from chronicle.analysis.day_model import (
     DAY_SCHEMA,
     Cost,
@@ -267,8 +269,13 @@ def summarize_day(
     sealed_at: datetime,
     previous: Mapping[str, Any] | None = None,
     backfilled: bool = False,
+    changes: RunChanges | None = None,
 ) -> DaySummary:
-    """Return the day's figures (the day JSON contract, without the sealing additions)."""
+    """Return the day's figures (the day JSON contract, without the sealing additions).
+
+    With `changes`, the day also gets the changes that took effect in it, the sequence
+    length(s) in effect and its token dropping per sequence length.
+    """
     start, end = day_bounds(day)
     d = _Day(day, start, end, sealed_at.timestamp(), series.window(start, end),
              series.window(-np.inf, start), series, config, previous)
@@ -280,7 +287,7 @@ def summarize_day(
     cost, cumulative = _cost(d, hours, downtime)
     day_failures = _day_failures(d, failures)
     number = day_of_run(config, day)
-    return {
+    summary: DaySummary = {
         "schema": DAY_SCHEMA, "run": config.run.name, "date": day.isoformat(), "day": number,
         "planned_days": config.run.planned_days, "title": f"Day {number} · {day.isoformat()}",
         "sealed_by": sealed_by, "sealed_at": iso(sealed_at), "backfilled": backfilled,
@@ -305,6 +312,18 @@ def summarize_day(
         "threads_updated": _thread_updates(day, threads),
         "previous": _previous_brief(previous),
     }
+    if changes is not None:
+        _add_changes(summary, d, changes)
+    return summary
+
+
+def _add_changes(summary: DaySummary, d: _Day, known: RunChanges) -> None:
+    """Add the day's changes, sequence length(s) and dropping per sequence length."""
+    fallback = d.config.run.sequence_length
+    summary["changes"] = changes_between(known.changes, d.start, d.end)
+    summary["sequence_length"] = in_effect(d.rows, known.sequence_lengths, fallback)
+    summary["moe"]["by_sequence_length"] = drop_by_length(d.rows, known.sequence_lengths,
+                                                          fallback)
 
 
 def _previous_brief(previous: Mapping[str, Any] | None) -> PreviousBrief | None:

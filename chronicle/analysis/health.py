@@ -87,7 +87,7 @@ def read(metrics: Sequence[str], rule: Rule, window: float | None, day: date, se
         hits = sorted(f.start.timestamp() for f in failures
                       if f.kind in kinds and start <= f.start.timestamp() < end)
         return Reading(float(len(hits)), hits[0] if hits else None)
-    names = [_canonical(m, config) for m in metrics]
+    names = [canonical_name(m, config) for m in metrics]
     arrays = [(rows.values.get(n), rows.bad.get(n)) for n in names if n]
     if not arrays or all(a is None for a, _ in arrays):
         return Reading(None, None, f"{', '.join(metrics)} not logged")
@@ -141,7 +141,8 @@ def _bucket_percentiles(bucket: np.ndarray, v: np.ndarray, q: float) -> np.ndarr
     return x[lo] + (pos - lo) * (x[hi] - x[lo])
 
 
-def _canonical(name: str, config: RunConfig) -> str | None:
+def canonical_name(name: str, config: RunConfig) -> str | None:
+    """Return the canonical metric a canonical name or W&B key names, or None."""
     if name in config.wandb.metrics:
         return name
     for canonical, key in config.wandb.metrics.items():

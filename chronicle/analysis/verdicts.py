@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from datetime import date, datetime
 from typing import Any
 
-from chronicle.analysis.day_model import Verdicts
+from chronicle.analysis.day_model import ChangeRecord, Verdicts
 from chronicle.analysis.health import check_all
 from chronicle.analysis.prediction import summarize_prediction
 from chronicle.analysis.risks import risks_day
@@ -22,7 +22,7 @@ from chronicle.models import FailureRecord
 def watch_day(day: date, fraction: float | None, series: Series,
               failures: Sequence[FailureRecord], config: RunConfig, sealed_at: datetime,
               previous: Mapping[str, Any] | None,
-              day1_sha256: str | None) -> Verdicts:
+              day1_sha256: str | None, changes: Sequence[ChangeRecord] = ()) -> Verdicts:
     """Return {"prediction", "health", "risks"} for one day (the day JSON's new keys)."""
     start, end = day_bounds(day)
     now = sealed_at.timestamp()
@@ -31,7 +31,7 @@ def watch_day(day: date, fraction: float | None, series: Series,
         "prediction": pred,
         "health": check_all(day, series, failures, config, now, pred),
         "risks": risks_day(day, fraction, series, failures, config, now,
-                           (previous or {}).get("risks"), pred),
+                           (previous or {}).get("risks"), pred, changes),
     }
 
 
@@ -44,7 +44,8 @@ def day1_sha256(day: date, config: RunConfig, day1: Mapping[str, Any] | None) ->
 
 
 def watch_history(days: Sequence[Mapping[str, Any]], series: Series,
-                  failures: Sequence[FailureRecord], config: RunConfig) -> list[dict[str, Any]]:
+                  failures: Sequence[FailureRecord], config: RunConfig,
+                  changes: Sequence[ChangeRecord] = ()) -> list[dict[str, Any]]:
     """Return `watch_day` for every sealed day in order, recomputed from every stored row."""
     out: list[dict[str, Any]] = []
     # The registered sha256 is the one sealed on day 1, when that day's JSON recorded it.
@@ -54,7 +55,7 @@ def watch_history(days: Sequence[Mapping[str, Any]], series: Series,
         day = date.fromisoformat(d["date"])
         sealed_at = datetime.fromisoformat(d["sealed_at"].replace("Z", "+00:00"))
         w = watch_day(day, d["tokens"].get("budget_fraction"), series, failures, config,
-                      sealed_at, previous, first)
+                      sealed_at, previous, first, changes)
         if first is None and w["prediction"]:
             first = w["prediction"]["sha256"]
         out.append({"date": d["date"], "day": d["day"], **w})

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from chronicle.config.fields import Invalid, Section, walk
-from chronicle.config.metrics import DEFAULT_METRICS, TRAIN_LOSSES
+from chronicle.config.metrics import DEFAULT_CONFIG_KEYS, DEFAULT_METRICS, TRAIN_LOSSES
 from chronicle.config.model import (
     DEFAULT_FAILURES_FILE,
     DEFAULT_KEYS,
@@ -22,6 +22,7 @@ from chronicle.config.model import (
     Accelerators,
     FailuresSection,
     GithubSection,
+    PullsSection,
     RunConfig,
     RunSection,
     SimulatedSection,
@@ -39,6 +40,7 @@ CONFIG = Section(RunConfig, finish_config)  # the declaration of the whole file
 __all__ = [
     "CONFIG",
     "CONFIG_NAME",
+    "DEFAULT_CONFIG_KEYS",
     "DEFAULT_FAILURES_FILE",
     "DEFAULT_KEYS",
     "DEFAULT_METRICS",
@@ -49,6 +51,7 @@ __all__ = [
     "Accelerators",
     "FailuresSection",
     "GithubSection",
+    "PullsSection",
     "RunConfig",
     "RunSection",
     "SimulatedSection",

@@ -13,7 +13,7 @@ from typing import Any
 
 STATS = (
     "max", "min", "abs_max", "mean", "last", "p10", "p50", "p90", "count", "nan_count",
-    "gap_minutes", "increase", "band_excess", "residual",
+    "gap_minutes", "increase", "band_excess", "residual", "rebound",
 )
 OPS = (">", ">=", "<", "<=")
 _RULE = re.compile(r"^\s*([a-z_0-9]+)\s*(>=|<=|>|<)\s*([-+0-9.eE]+)\s*$")

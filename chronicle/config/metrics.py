@@ -1,4 +1,5 @@
-"""The canonical metric names and their default W&B keys (config stage).
+"""The canonical metric names and their default W&B keys, and the canonical config values
+and their default paths in a W&B run config (config stage).
 
 Analysis only ever asks for canonical names; `wandb.metrics` in chronicle.yml maps any of
 them to another W&B key.
@@ -24,6 +25,18 @@ DEFAULT_METRICS: dict[str, str] = {
     "router_bias_max": "train/router/bias_max",
     "router_bias_min": "train/router/bias_min",
     "memory_peak_gib": "memory/peak_gib",
+    # Logged when the data-mixture stage starts (and again after each restart), with the
+    # stage's weights under the sibling keys <prefix>/weight/<name> (levanter).
+    "mixture_stage": "mixture/stage",
+}
+
+# Canonical config value -> its dotted path in a W&B run config (Marin's levanter layout;
+# W&B's {"value": ...} wrapping is removed when a run is read). `wandb.config_keys`
+# overrides any of them; a path a run's config lacks reads as unknown, never as 0.
+DEFAULT_CONFIG_KEYS: dict[str, str] = {
+    "sequence_length": "model.max_seq_len",
+    "train_steps": "trainer.trainer.num_train_steps",
+    "batch_size": "trainer.trainer.train_batch_size",
 }
 
 # The train losses (canonical). A prediction is about a held-out eval metric and is never

@@ -27,7 +27,7 @@ from chronicle.config.checks import (
     text,
 )
 from chronicle.config.fields import Invalid, option, section, unknown_keys
-from chronicle.config.metrics import DEFAULT_METRICS
+from chronicle.config.metrics import DEFAULT_CONFIG_KEYS, DEFAULT_METRICS
 from chronicle.config.watchers import WatchSections
 
 SOURCES = ("live", "simulated")
@@ -53,6 +53,7 @@ DEFAULT_KEYS: tuple[str, ...] = (
     "run_progress",
     "memory/*",
     "mixture/stage",
+    "mixture/weight/*",
 )
 
 
@@ -67,6 +68,21 @@ def _metric_map(value: Any) -> dict[str, str]:
     if problems:
         raise Invalid(problems=problems)
     return {**DEFAULT_METRICS, **value}
+
+
+def _config_key_map(value: Any) -> dict[str, str]:
+    """Overrides of DEFAULT_CONFIG_KEYS (canonical name -> dotted config path), merged."""
+    if not isinstance(value, dict):
+        raise Invalid("expected a mapping of name -> dotted config path, e.g. "
+                      "{sequence_length: model.max_seq_len}")
+    problems = unknown_keys(value, DEFAULT_CONFIG_KEYS, noun="config name")
+    problems += [(str(k), "expected a dotted path into the W&B run config, e.g. "
+                          "trainer.trainer.num_train_steps")
+                 for k, v in value.items() if k in DEFAULT_CONFIG_KEYS
+                 and not (isinstance(v, str) and v.strip() and "" not in v.strip().split("."))]
+    if problems:
+        raise Invalid(problems=problems)
+    return {**DEFAULT_CONFIG_KEYS, **{k: v.strip() for k, v in value.items()}}
 
 
 def _relative_file(value: Any) -> str:
@@ -119,6 +135,9 @@ class WandbSection:
                                   doc="HTTP timeout of the W&B client")
     keys: tuple[str, ...] = option(strings("['train/*', eval/loss]"), default=DEFAULT_KEYS,
                                    doc="fnmatch patterns of the W&B keys stored")
+    config_keys: dict[str, str] = option(
+        _config_key_map, factory=lambda: dict(DEFAULT_CONFIG_KEYS),
+        doc="overrides of the canonical config value -> dotted W&B config path map")
 
     def keeps(self, key: str) -> bool:
         """Return whether the W&B key `key` is stored (mapped metrics always are)."""
@@ -127,6 +146,20 @@ class WandbSection:
     def key(self, canonical: str) -> str:
         """Return the W&B key that holds the canonical metric `canonical`."""
         return self.metrics[canonical]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PullsSection:
+    paths: tuple[str, ...] = option(
+        strings("['experiments/grug/moe_hero_ep/*']"), default=(),
+        doc="fnmatch patterns of repository files: a merged PR changing one is a change")
+    labels: tuple[str, ...] = option(strings("[hero-run]"), default=(),
+                                     doc="a merged PR carrying one of these labels is a change")
+
+    @property
+    def configured(self) -> bool:
+        """Whether merged pull requests are listed at all."""
+        return bool(self.paths or self.labels)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -140,6 +173,8 @@ class GithubSection:
                                              doc="issues with these labels are failures")
     max_rate_limit_wait_seconds: int = option(integer(1, 86_400), default=600,
                                               doc="longest wait for a rate limit")
+    pulls: PullsSection = section(PullsSection, required=False,
+                                  doc="merged pull requests recorded as changes")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -30,6 +30,7 @@ from chronicle.config.fields import (
     type_name,
 )
 from chronicle.config.metrics import DEFAULT_METRICS, TRAIN_LOSSES
+from chronicle.models import CHANGE_KINDS
 
 SEVERITIES = ("warn", "fail")
 CLAIM_HOWS = ("equals", "within", "at_least", "at_most")
@@ -147,20 +148,34 @@ def _one_of(prediction: Prediction) -> Prediction:
 
 @dataclass(frozen=True, kw_only=True)
 class Risk:
-    """A named risk watched over a budget-fraction window, triggered by a rule."""
+    """A named risk watched over a budget-fraction window, or from a change of the run on,
+    triggered by a rule."""
 
     id: str = option(text("a short name, e.g. grad-norm-growth"), doc="the risk's id")
     title: str = option(text(), default="", doc="shown on the site (default: the id)")
     metric: tuple[str, ...] = option(_metrics, doc="the metric(s) the rule reads")
     rule: Rule = option(_rule, doc="<stat> <op> <number>, as in health")
-    watch: tuple[float, float] = option(_budget_window,
+    # (0, 1) when only `after` is given (set by _titled): the whole run, from the change on.
+    watch: tuple[float, float] = option(_budget_window, default=None,
                                         doc="[from, to] budget fractions watched")
+    after: str | None = option(choice(CHANGE_KINDS), default=None,
+                               doc="watched from the first change of this kind on")
     window_minutes: float | None = option(_minutes, default=None, key="window",
                                           doc="window in minutes (default the whole day)")
     reason: str = option(text(empty=True), default="", doc="why it matters")
 
 
 def _titled(risk: Risk) -> Risk:
+    problems: list[Problem] = []
+    if risk.watch is None and risk.after is None:
+        problems.append(("watch", "missing: give watch: [from, to] budget fractions, or "
+                                  f"after: a change kind ({', '.join(CHANGE_KINDS)})"))
+    if risk.rule.stat == "rebound" and risk.after is None:
+        problems.append(("after", "the rebound stat compares with the p50 before a change: "
+                                  "name it, e.g. after: sequence_length"))
+    if problems:
+        raise Invalid(problems=problems)
+    risk = risk if risk.watch is not None else replace(risk, watch=(0.0, 1.0))
     return risk if risk.title else replace(risk, title=risk.id)
 
 

@@ -21,7 +21,8 @@ from altair.utils.schemapi import debug_mode
 P = ParamSpec("P")
 R = TypeVar("R")
 
-EVENT_KINDS = ("restart", "fork", "failure", "config", "phase", "gap")
+EVENT_KINDS = ("restart", "fork", "failure", "config", "phase", "gap", "context", "mixture",
+               "budget")
 # Mid-tone Tableau colours read on both white and slate backgrounds; series and events
 # draw from disjoint sets so an orange rule is never mistaken for an orange curve.
 SERIES_COLORS = ("#4c78a8", "#72b7b2", "#9d755d", "#ff9da6", "#bab0ac")
@@ -32,6 +33,9 @@ EVENT_COLORS = {
     "config": "#54a24b",
     "phase": "#eeca3b",
     "gap": "#9d9d9d",
+    "context": "#17becf",
+    "mixture": "#bcbd22",
+    "budget": "#ce6dbd",
 }
 NEUTRAL = "#888888"
 SVG_WIDTH = 720

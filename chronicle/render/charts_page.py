@@ -14,6 +14,7 @@ from chronicle.config import RunConfig
 from chronicle.models import FailureRecord
 from chronicle.render import charts as ch
 from chronicle.render import render
+from chronicle.render.change_text import change_events
 from chronicle.render.day import chart_embed, chart_title
 from chronicle.render.day_charts import events_for
 from chronicle.render.svg import render_svg
@@ -29,9 +30,12 @@ def _sustained(days: Sequence[Mapping[str, Any]]) -> tuple[np.ndarray, np.ndarra
 
 
 def charts_page(config: RunConfig, series: Series, failures: Sequence[FailureRecord],
-                days: Sequence[Mapping[str, Any]]) -> dict[str, str | bytes]:
-    """Return charts.md and its run-wide chart specs and SVGs."""
-    events = events_for(series, failures)
+                days: Sequence[Mapping[str, Any]],
+                changes: Sequence[Mapping[str, Any]] = ()) -> dict[str, str | bytes]:
+    """Return charts.md and its run-wide chart specs and SVGs (forks, failures and the
+    context, mixture and budget changes drawn as markers)."""
+    events = sorted(events_for(series, failures) + change_events(changes),
+                    key=lambda e: (e.x, e.kind, e.label))
     mfu_note = "MFU in percent of peak accelerator FLOPs"
     wanted: list[tuple[str, dict[str, Any], str, dict[str, Any]]] = [
         ("loss", {"train loss": series.finite("loss"),

@@ -24,6 +24,7 @@ from chronicle.render import (
     front_matter,
     render,
 )
+from chronicle.render.change_text import what_changed
 from chronicle.render.prose import describe_correction, residual_line
 from chronicle.render.sanitize import comment_block, plain_text
 
@@ -187,6 +188,7 @@ def render_day_markdown(day: DaySummary, charts: Mapping[str, Mapping[str, Any]]
         provenance_files=prov_files,
         corrections=day.get("corrections") or [], describe=describe_correction,
         health=_health(day), residual=residual_line(day.get("prediction")),
+        changes=what_changed(day),
     )
     return front_matter(meta) + body
 

@@ -6,13 +6,15 @@ Picks the series and events of the four day charts; the run-wide charts page
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import date
+from typing import Any
 
 import numpy as np
 
 from chronicle.analysis.series import Series, day_bounds
 from chronicle.models import FailureRecord
+from chronicle.render.change_text import change_events
 from chronicle.render.charts import Event, line_chart
 
 DAY_CHARTS = ("loss", "throughput", "moe", "grad_norm")
@@ -46,13 +48,20 @@ def _lines(s: Series, names: dict[str, str]) -> dict[str, tuple[np.ndarray, np.n
     return {label: xy for label, name in names.items() if (xy := s.finite(name)) is not None}
 
 
-def day_charts(day: date, series: Series, failures: Sequence[FailureRecord]) -> dict[str, dict]:
-    """Return the Vega-Lite specs of one day page, keyed by name (see DAY_CHARTS)."""
+def day_charts(day: date, series: Series, failures: Sequence[FailureRecord],
+               changes: Sequence[Mapping[str, Any]] = ()) -> dict[str, dict]:
+    """Return the Vega-Lite specs of one day page, keyed by name (see DAY_CHARTS).
+
+    Context, mixture and budget changes are drawn as markers beside forks and failures.
+    """
     start, end = day_bounds(day)
     so_far = series.window(-np.inf, end)
     today = series.window(start, end)
-    run_events = events_for(so_far, failures)
-    day_events = events_for(today, failures, start, end)
+    run_events = sorted(events_for(so_far, failures) + change_events(changes, end=end),
+                        key=lambda e: (e.x, e.kind, e.label))
+    day_events = sorted(events_for(today, failures, start, end)
+                        + change_events(changes, start, end),
+                        key=lambda e: (e.x, e.kind, e.label))
     label = day.isoformat()
     charts: dict[str, dict] = {}
 

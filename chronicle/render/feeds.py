@@ -22,6 +22,7 @@ from chronicle.render.prose import describe_correction
 FEEDS = {
     "failures": ("feed_failures.xml", "feed_failures.json"),
     "corrections": ("feed_corrections.xml", "feed_corrections.json"),
+    "changes": ("feed_changes.xml", "feed_changes.json"),
 }
 
 

@@ -15,7 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from chronicle.analysis.changes import RunChanges
 from chronicle.analysis.claims import check_claims, figures
+from chronicle.analysis.context_length import drop_by_length, lengths
 from chronicle.analysis.cost import summarize_cost, summarize_throughput
 from chronicle.analysis.health import STATUSES
 from chronicle.analysis.prediction import eval_points, predict
@@ -25,6 +27,7 @@ from chronicle.config import RunConfig
 from chronicle.models import FailureRecord, RunRecord
 from chronicle.render import charts as ch
 from chronicle.render import fmt_si, render
+from chronicle.render.change_text import change_events, describe
 from chronicle.render.day import chart_embed, chart_title
 from chronicle.render.prose import residual_line
 from chronicle.render.svg import render_svg
@@ -112,9 +115,31 @@ def _risks_page(config: RunConfig, history: Sequence[Mapping[str, Any]]) -> str:
     return render("risks.md.j2", risks=risks)
 
 
+def _drop_by_length(config: RunConfig, series: Series, known: RunChanges,
+                    out: dict[str, str | bytes]) -> tuple[Any, dict[str, Any]]:
+    """Return the drop-vs-sequence-length chart (None without data) and its table."""
+    fallback = config.run.sequence_length
+    table = drop_by_length(series, known.sequence_lengths, fallback)
+    drop = series.get("drop_fraction")
+    if drop is None or not table:
+        return None, table
+    seq = lengths(series, known.sequence_lengths, fallback)
+    lines = {}
+    for name in table:
+        mask = np.isfinite(drop) & ((seq == float(name)) if name != "unknown"
+                                    else ~np.isfinite(seq))
+        lines[f"{name} tokens" if name != "unknown" else "unknown length"] = (
+            series.timestamp[mask], drop[mask])
+    events = [e for e in change_events(known.changes) if e.kind == "context"]
+    spec = ch.line_chart(lines, title="MoE token drop fraction by sequence length",
+                         y_title="fraction of tokens dropped", y_format=".1%",
+                         events=events, rules=[(0.07, "alert 7%")])
+    return _chart(out, "drop_by_sequence_length", spec, "drop by sequence length"), table
+
+
 def _throughput_page(config: RunConfig, series: Series, days: Sequence[Mapping[str, Any]],
                      failures: Sequence[FailureRecord], runs: Sequence[RunRecord],
-                     out: dict[str, str | bytes]) -> str:
+                     out: dict[str, str | bytes], known: RunChanges) -> str:
     th = summarize_throughput(days, failures, config)
     embeds = []
     rows = th["days"]
@@ -142,6 +167,9 @@ def _throughput_page(config: RunConfig, series: Series, days: Sequence[Mapping[s
                              y_title="fraction of tokens dropped", y_format=".1%",
                              rules=[(0.07, "alert 7%")])
         embeds.append(("Token dropping", _chart(out, "drop_daily", spec, "drop")))
+    by_length, drop_table = _drop_by_length(config, series, known, out)
+    if by_length is not None:
+        embeds.append(("Token dropping by sequence length", by_length))
     experts = num_experts(runs)
     ent = series.get("router_entropy")
     if ent is not None and np.isfinite(ent).any():
@@ -153,8 +181,10 @@ def _throughput_page(config: RunConfig, series: Series, days: Sequence[Mapping[s
                              title="Router entropy against the uniform bound",
                              y_title="entropy (nats)", rules=rules)
         embeds.append(("Router entropy", _chart(out, "router_entropy", spec, "entropy")))
+    context = [c for c in known.changes if c["kind"] == "sequence_length"]
     return render("throughput.md.j2", th=th, embeds=embeds, experts=experts,
-                  bound=math.log(experts) if experts else None)
+                  bound=math.log(experts) if experts else None, drop_table=drop_table,
+                  context=[(c, describe(c)) for c in context])
 
 
 def num_experts(runs: Sequence[RunRecord]) -> int | None:
@@ -176,21 +206,23 @@ def _fig(value: float | None) -> str:
 def run_pages(config: RunConfig, series: Series, failures: Sequence[FailureRecord],
               days: Sequence[Mapping[str, Any]], runs: Sequence[RunRecord],
               artifacts: tuple[Artifact, Artifact], snapshot: str | None,
-              ) -> dict[str, str | bytes]:
+              known: RunChanges | None = None) -> dict[str, str | bytes]:
     """Return the prediction, health, risks, throughput, cost and claims pages and charts.
 
     `artifacts` names (path, sha256) of chronicle.yml and the newest manifest: the claims
-    cite them as the evidence a configured figure was read from.
+    cite them as the evidence a configured figure was read from. `known` are the run's
+    changes (risks watched from a change, dropping by sequence length).
     """
     # Load inputs.
-    history = watch_history(days, series, failures, config)
+    known = known or RunChanges()
+    history = watch_history(days, series, failures, config, known.changes)
 
     # Process.
     out: dict[str, str | bytes] = {}
     out["prediction.md"] = _prediction_page(config, series, history, out)
     out["health.md"] = _health_page(config, history)
     out["risks.md"] = _risks_page(config, history)
-    out["throughput.md"] = _throughput_page(config, series, days, failures, runs, out)
+    out["throughput.md"] = _throughput_page(config, series, days, failures, runs, out, known)
     cost = summarize_cost(days, config)
     out["cost.md"] = render("cost.md.j2", cost=cost, prices=sorted(
         config.run.prices_usd_per_accelerator_hour.items()), budget=config.run.token_budget)

@@ -15,6 +15,7 @@ from typing import Any
 from chronicle.config import RunConfig
 from chronicle.models import iso
 from chronicle.render import feeds, render
+from chronicle.render.changes_page import change_items
 from chronicle.render.cite import Entry, citation_cff, cite_markdown, csl_json, data_files
 from chronicle.site.inputs import BuildInputs
 from chronicle.store import SnapshotInfo
@@ -91,6 +92,11 @@ def archive_files(inputs: BuildInputs) -> dict[str, str | bytes]:
                         f"{config.site.title}: corrections",
                         "Late data that changed a figure of a sealed day.",
                         f"{url}corrections.html"),
+        "changes": (change_items(inputs.changes.changes, url),
+                    f"{config.site.title}: changes",
+                    "What the run changed mid-flight: config, context length, token budget, "
+                    "data mixture, and the merged pull requests behind them.",
+                    f"{url}changes.html"),
     }
     for name, (items, title, about, page) in groups.items():
         xml_name, json_name = feeds.FEEDS[name]
@@ -100,7 +106,8 @@ def archive_files(inputs: BuildInputs) -> dict[str, str | bytes]:
 
 
 def alternate_links(config: RunConfig, base: str) -> str:
-    """Return the <link rel="alternate"> tags announcing the failures and corrections feeds.
+    """Return the <link rel="alternate"> tags announcing the failures, corrections and
+    changes feeds.
 
     `base` is the page's relative path to the site root: Material's instant navigation
     follows alternate links, so they must stay on the site being read.

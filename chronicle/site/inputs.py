@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any, cast
 
+from chronicle.analysis.changes import ChangeInputs, RunChanges, run_changes
 from chronicle.analysis.day_model import DaySummary
+from chronicle.analysis.mixture import weight_prefix
 from chronicle.analysis.series import Series, build_series
 from chronicle.config import CONFIG_NAME, RunConfig
 from chronicle.models import FailureRecord, RunRecord, Thread
@@ -36,6 +38,7 @@ class BuildInputs:
     runs: list[RunRecord]
     threads: dict[int, list[tuple[SnapshotInfo, Thread]]]
     stale: list[dict[str, Any]]
+    changes: RunChanges = field(default_factory=RunChanges)
 
     @property
     def latest(self) -> SnapshotInfo | None:
@@ -65,18 +68,28 @@ def load_inputs(config: RunConfig) -> BuildInputs:
     store = Store(config.docs_dir)
     snapshots = store.snapshots()
     sealers = store.sealed_days()
+    series = build_series(store.load_metrics(), store.load_runs(), config)
     return BuildInputs(
         config=config,
         store=store,
         snapshots=snapshots,
         sealers=sealers,
         days=_sealed_days(store, sealers),
-        series=build_series(store.load_metrics(), store.load_runs(), config),
+        series=series,
         failures=sorted(store.load_failures(), key=lambda f: (f.start, f.id)),
         runs=store.load_runs(),
         threads=store.thread_history(),
         stale=stale_sources(snapshots),
+        changes=stored_changes(config, store, series),
     )
+
+
+def stored_changes(config: RunConfig, store: Store, series: Series) -> RunChanges:
+    """Return the changes the store shows (analysis/changes.py)."""
+    key = config.wandb.metrics["mixture_stage"]
+    inputs = ChangeInputs(store.run_history(), store.pull_history(),
+                          store.rows_with(key, weight_prefix(key)))
+    return run_changes(inputs, series, config)
 
 
 def _sealed_days(store: Store, sealers: dict[date, SnapshotInfo]) -> list[DaySummary]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chronicle.render.archive_pages import about_page, archive_page, failures_page
+from chronicle.render.changes_page import changes_json, changes_page, sealed_dates
 from chronicle.render.charts_page import charts_page
 from chronicle.render.home import render_home
 from chronicle.render.run_pages import run_pages
@@ -42,7 +43,13 @@ def _run_pages(i: BuildInputs) -> Files:
     latest = i.latest
     return run_pages(i.config, i.series, i.failures, i.days, i.runs,
                      (i.config_artifact(), i.manifest_artifact()),
-                     latest.id if latest else None)
+                     latest.id if latest else None, i.changes)
+
+
+def _changes(i: BuildInputs) -> Files:
+    sealed = sealed_dates(i.days)
+    return {"changes.md": changes_page(i.changes, sealed, i.config),
+            "api/changes.json": changes_json(i.changes, i.config, sealed)}
 
 
 # Nav order. Pages whose files come from a shared builder (run_pages writes six, the
@@ -50,10 +57,12 @@ def _run_pages(i: BuildInputs) -> Files:
 SECTIONS: tuple[Section, ...] = (
     Section("Home", "index.md", _home),
     Section("Archive", "archive.md", lambda i: {"archive.md": archive_page(i.days)}),
-    Section("Charts", "charts.md", lambda i: charts_page(i.config, i.series, i.failures, i.days)),
+    Section("Charts", "charts.md", lambda i: charts_page(i.config, i.series, i.failures, i.days,
+                                                         i.changes.changes)),
     Section("Threads", "threads/index.md", lambda i: thread_pages(i.threads, i.snapshots)),
     Section("Failures", "failures.md", lambda i: {"failures.md": failures_page(
         i.failures, i.latest.id if i.latest else None)}),
+    Section("Changes", "changes.md", _changes),
     Section("Corrections", "corrections.md", archive_files),
     Section("Health", "health.md", _run_pages),
     Section("Prediction", "prediction.md"),

@@ -25,7 +25,7 @@ def fetch_live(config: RunConfig, store: Store, as_of: datetime) -> Fetched:
     from chronicle.sources.wandb import fetch_wandb
 
     statuses: list[SourceStatus] = []
-    metrics = runs = threads = None
+    metrics = runs = threads = pulls = None
     try:
         got = fetch_wandb(config, store.last_steps(), as_of)
         # A child's fork step is only seen the night it first logs: carry it forward.
@@ -38,12 +38,13 @@ def fetch_live(config: RunConfig, store: Store, as_of: datetime) -> Fetched:
     except SourceError as err:
         statuses.append(SourceStatus("wandb", False, error=str(err)))
     try:
-        gh = fetch_github(config, since_last_ok(store, "github"), as_of)
-        threads = gh.threads
+        gh = fetch_github(config, since_last_ok(store, "github"), as_of,
+                          pulls_since=pulls_listed(store))
+        threads, pulls = gh.threads, gh.pulls
         statuses.append(SourceStatus("github", True, detail=gh.detail))
     except SourceError as err:
         statuses.append(SourceStatus("github", False, error=str(err)))
-    return Fetched(metrics, runs, threads, [], tuple(statuses))
+    return Fetched(metrics, runs, threads, [], tuple(statuses), pulls=pulls)
 
 
 def since_last_ok(store: Store, source: str) -> datetime | None:
@@ -55,6 +56,15 @@ def since_last_ok(store: Store, source: str) -> datetime | None:
     return None
 
 
+def pulls_listed(store: Store) -> datetime | None:
+    """Return when merged PRs were last listed (the newest snapshot with a pulls.json);
+    None: never, so the listing goes back to the run's start (`github.pulls` may be new)."""
+    for snap in reversed(store.snapshots()):
+        if "pulls.json" in snap.files:
+            return snap.taken_at
+    return None
+
+
 def fetch_simulated_source(
     config: RunConfig, store: Store, as_of: datetime, sim: Any = None
 ) -> Fetched:
@@ -62,5 +72,6 @@ def fetch_simulated_source(
     from chronicle.sources.simulated import fetch_simulated
 
     return fetch_simulated(
-        config, store.last_steps(), since_last_ok(store, "github"), as_of, sim=sim
+        config, store.last_steps(), since_last_ok(store, "github"), as_of, sim=sim,
+        pulls_since=pulls_listed(store),
     )

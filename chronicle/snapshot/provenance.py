@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 from chronicle.analysis.day_model import DERIVED, figure_at, figures
 from chronicle.analysis.series import day_bounds
 from chronicle.config import CONFIG_NAME, RunConfig
-from chronicle.models import FailureRecord, MetricRow
+from chronicle.models import FailureRecord, MetricRow, RunRecord
 from chronicle.store import Store, dump_json, parquet_bytes, sha256_bytes, sha256_file
 
 PROVENANCE_SCHEMA = "chronicle-provenance/1"
@@ -124,8 +124,10 @@ class SealContext:
     """The artifacts of the store plus the snapshot being taken, for provenance."""
 
     def __init__(self, config: RunConfig, store: Store, sid: str,
-                 new_rows: Sequence[MetricRow] | None, failures: Sequence[FailureRecord]) -> None:
+                 new_rows: Sequence[MetricRow] | None, failures: Sequence[FailureRecord],
+                 runs: Sequence[RunRecord] | None = None) -> None:
         self.store = store
+        self.new_metrics: dict[str, Any] | None = None  # {sha256, size} of tonight's file
         self.metrics: list[MetricsFile] = []
         for snap in store.snapshots():
             meta = snap.files.get("metrics.parquet")
@@ -141,6 +143,21 @@ class SealContext:
             self.metrics.append(MetricsFile(
                 Artifact(f"data/{sid}/metrics.parquet", sha256_bytes(blob), len(blob)),
                 min(ts), max(ts)))
+        if new_rows is not None:
+            blob = parquet_bytes(list(new_rows)) if not new_rows else blob
+            self.new_metrics = {"sha256": sha256_bytes(blob), "size": len(blob)}
+        # The run configs a sequence length is read from: tonight's, else the newest stored.
+        self.runs: Artifact | None = None
+        if runs is not None:
+            rblob = dump_json([r.to_json() for r in runs])
+            self.runs = Artifact(f"data/{sid}/runs.json", sha256_bytes(rblob), len(rblob))
+        else:
+            for snap in reversed(store.snapshots()):
+                meta = snap.files.get("runs.json")
+                if meta:
+                    self.runs = Artifact(f"data/{snap.id}/runs.json", meta["sha256"],
+                                         meta["size"])
+                    break
         fblob = dump_json([f.to_json() for f in failures])
         self.failures = Artifact(f"data/{sid}/failures.json", sha256_bytes(fblob), len(fblob))
         cfg = config.root / CONFIG_NAME
@@ -154,6 +171,7 @@ class SealContext:
         scopes: dict[str, list[Artifact]] = dict(metrics_for(self.metrics, start, end))
         scopes["failures"] = [self.failures]
         scopes["config"] = [self.config] if self.config else []
+        scopes["runs"] = [self.runs] if self.runs else []
         prev = (day - timedelta(days=1)).isoformat()
         rel = f"days/{prev}.json"
         blob = sealed_now.get(prev, {}).get(rel)

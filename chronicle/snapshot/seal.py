@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
+from chronicle.analysis.changes import RunChanges
 from chronicle.analysis.days import summarize_day
 from chronicle.analysis.series import Series
 from chronicle.analysis.verdicts import day1_sha256, watch_day
@@ -40,6 +41,7 @@ class SealInputs:
     backfilled: bool
     context: SealContext | None = None
     corrections: tuple[dict[str, Any], ...] = ()
+    changes: RunChanges | None = None
 
 
 def days_to_seal(config: RunConfig, store: Store, as_of: datetime) -> list[date]:
@@ -67,18 +69,20 @@ def seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
     sealed: dict[str, dict[str, bytes]] = {}
     previous: Mapping[str, Any] | None = None
     day1: Mapping[str, Any] | None = None  # day 1 holds the prediction's registered sha256
+    changes = inputs.changes.changes if inputs.changes else ()
     for day in days_to_seal(config, store, inputs.as_of):
         if previous is None or previous["date"] != (day - timedelta(days=1)).isoformat():
             previous = sealed_day_json(store, day - timedelta(days=1))
         summary = summarize_day(
             day, inputs.series, inputs.failures, inputs.threads, config, inputs.snapshot,
-            inputs.as_of, previous=previous, backfilled=inputs.backfilled)
+            inputs.as_of, previous=previous, backfilled=inputs.backfilled,
+            changes=inputs.changes)
         if day1 is None and day != config.run.start:
             day1 = sealed_day_json(store, config.run.start)
         summary["summary"] = write_summary(summary)
         verdicts = watch_day(day, summary["tokens"]["budget_fraction"], inputs.series,
                              inputs.failures, config, inputs.as_of, previous,
-                             day1_sha256(day, config, day1))
+                             day1_sha256(day, config, day1), changes)
         summary["prediction"] = verdicts["prediction"]
         summary["health"] = verdicts["health"]
         summary["risks"] = verdicts["risks"]
@@ -88,7 +92,7 @@ def seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
                 summary, inputs.series.raw_keys, inputs.context.scopes(day, sealed))
         # Late data about sealed days is announced by the first entry sealed after it.
         summary["corrections"] = list(inputs.corrections) if not sealed else []
-        charts = day_charts(day, inputs.series, inputs.failures)
+        charts = day_charts(day, inputs.series, inputs.failures, changes)
         sealed[day.isoformat()] = render_day_files(summary, charts, render_svgs(charts), config)
         previous = summary
     return sealed

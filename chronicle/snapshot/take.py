@@ -19,6 +19,7 @@ from chronicle.analysis.series import build_series
 from chronicle.config import RunConfig
 from chronicle.errors import ChronicleError, StoreError
 from chronicle.models import FailureRecord, Fetched, MetricRow, SourceStatus, iso
+from chronicle.snapshot.changes import known_changes, pending_snapshot
 from chronicle.snapshot.corrections import snapshot_corrections
 from chronicle.snapshot.fetch import Fetcher, fetch_live, fetch_simulated_source
 from chronicle.snapshot.provenance import SealContext
@@ -86,17 +87,22 @@ def take_snapshot(
     corrections = snapshot_corrections(
         config, store, series, failures, history, new_rows, sid, as_of
     )
+    context = SealContext(config, store, sid, new_rows, failures, fetched.runs)
+    pending = pending_snapshot(sid, as_of, fetched.runs, fetched.pulls, context.new_metrics)
+    known = known_changes(config, store, series, pending, fetched.runs, fetched.pulls,
+                          new_rows)
     sealed = seal_days(SealInputs(
         config, store, as_of, sid, series, failures, history, backfilled,
-        context=SealContext(config, store, sid, new_rows, failures),
-        corrections=tuple(store.pending_corrections() + corrections)))
+        context=context, corrections=tuple(store.pending_corrections() + corrections),
+        changes=known))
     extra: dict[str, Any] = {"backfilled": backfilled} if backfilled else {}
     if corrections:
         extra["corrections"] = corrections
 
     # Save outputs.
     info = write_snapshot(store, as_of, new_rows, fetched.runs, fetched.threads, failures,
-                          fetched.statuses, sealed=sealed, extra=extra or None)
+                          fetched.statuses, sealed=sealed, extra=extra or None,
+                          pulls=fetched.pulls)
     return SnapshotResult(
         snapshot=info.id,
         taken_at=as_of,

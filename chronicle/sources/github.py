@@ -1,4 +1,5 @@
-"""GitHub issue threads (PyGithub): the tracked issues, their comments and reactions.
+"""GitHub issue threads (PyGithub): the tracked issues, their comments and reactions,
+and the merged pull requests behind the run's changes (sources/pulls.py decides which).
 
 `parse_*` turn REST payloads (issue and comment JSON) into models; they are shared by the
 live fetcher and the simulated source. `fetch_github` is the only function here that
@@ -12,12 +13,13 @@ import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, time
 from typing import Any
 
 from chronicle.config import RunConfig, secret
 from chronicle.errors import SourceError
-from chronicle.models import Comment, Thread, parse_time
+from chronicle.models import Comment, PullRequest, Thread, parse_time
+from chronicle.sources.pulls import collect_pulls
 
 _REACTIONS = ("+1", "-1", "laugh", "hooray", "confused", "heart", "rocket", "eyes")
 
@@ -92,10 +94,11 @@ _LINK_NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="next"')
 
 @dataclass(frozen=True)
 class GithubFetch:
-    """What one GitHub fetch returned: threads, and counts for the manifest."""
+    """What one GitHub fetch returned: threads, pull requests, and counts for the manifest."""
 
     threads: list[Thread]  # full current state of every tracked thread updated in (since, as_of]
-    detail: dict[str, Any]  # {"threads": n, "comments": m, "requests": k}
+    detail: dict[str, Any]  # {"threads": n, "comments": m, "requests": k[, "pulls": p, ...]}
+    pulls: list[PullRequest] | None = None  # None: github.pulls is not configured
 
 
 class _Malformed(ValueError):
@@ -103,12 +106,14 @@ class _Malformed(ValueError):
 
 
 def fetch_github(config: RunConfig, since: datetime | None, as_of: datetime,
-                 token: str | None = None) -> GithubFetch:
-    """Return the tracked threads updated in (since, as_of]; raise SourceError on failure."""
+                 token: str | None = None, pulls_since: datetime | None = None) -> GithubFetch:
+    """Return the tracked threads updated in (since, as_of] and, when `github.pulls` is
+    configured, the PRs that count merged in (pulls_since, as_of] (None: since the run
+    started); raise SourceError on failure."""
     import requests
     from github import Auth, Github, GithubException, RateLimitExceededException
 
-    for name, value in (("since", since), ("as_of", as_of)):
+    for name, value in (("since", since), ("as_of", as_of), ("pulls_since", pulls_since)):
         if value is not None and value.tzinfo is None:
             raise ValueError(f"{name}={value!r} is naive: pass an aware UTC datetime")
     token = token or secret("GITHUB_TOKEN")
@@ -123,8 +128,14 @@ def fetch_github(config: RunConfig, since: datetime | None, as_of: datetime,
         timeout=_TIMEOUT,
     )
     client = _Client(gh.requester, config.github.repo)
+    wanted = config.github.pulls
+    pulls: list[PullRequest] | None = None
     try:
         threads = _collect(client, config, since, as_of)
+        if wanted.paths or wanted.labels:
+            start = datetime.combine(config.run.start, time(0), tzinfo=UTC)
+            pulls, looked = collect_pulls(client, config.github.repo, wanted.paths,
+                                          wanted.labels, pulls_since or start, as_of)
     except RateLimitExceededException as err:
         raise _source_error(_rate_limit_message(err, client, wait, token), token) from err
     except GithubException as err:
@@ -142,8 +153,11 @@ def fetch_github(config: RunConfig, since: datetime | None, as_of: datetime,
     finally:
         gh.close()
     comments = sum(len(t.comments) for t in threads)
-    detail = {"threads": len(threads), "comments": comments, "requests": client.requests}
-    return GithubFetch(threads=threads, detail=detail)
+    detail: dict[str, Any] = {"threads": len(threads), "comments": comments}
+    if pulls is not None:
+        detail.update(pulls=len(pulls), pulls_looked_at=looked)
+    detail["requests"] = client.requests
+    return GithubFetch(threads=threads, detail=detail, pulls=pulls)
 
 
 class _Client:
@@ -314,6 +328,9 @@ def _github_message(err: Any, client: _Client, api_url: str, token: str | None) 
     elif status == 404 and client.what.startswith("repository"):
         fix = (f"check github.repo in chronicle.yml (owner/name) and GITHUB_API_URL ({api_url}); "
                "for a private repository GITHUB_TOKEN must be able to read it")
+    elif status == 404 and "pull request" in client.what:
+        fix = ("GITHUB_API_URL does not list pull requests for this repository: check it, "
+               "or remove github.pulls from chronicle.yml")
     elif status == 404:
         fix = "remove it from github.issues in chronicle.yml, or check that it was not moved"
     elif status == 403:

@@ -1,8 +1,8 @@
 """Reading the append-only store under a chronicle's docs/ folder (store stage).
 
 Layout (contract, see README "Store layout"):
-    docs/data/<YYYY-MM-DD>T<HHMMSS>Z/{metrics.parquet,runs.json,threads.json,failures.json,
-                                       MANIFEST.json}
+    docs/data/<YYYY-MM-DD>T<HHMMSS>Z/{metrics.parquet,runs.json,threads.json,pulls.json,
+                                       failures.json,MANIFEST.json}
     docs/days/<date>.md, <date>.json, <date>/*.vl.json|*.svg   (sealed day pages)
 
 `Store` reads snapshots, sealed days, metrics, runs, threads and failure records; writing
@@ -21,7 +21,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from chronicle.errors import StoreError
-from chronicle.models import FailureRecord, RunRecord, SourceStatus, Thread, parse_time
+from chronicle.models import (
+    FailureRecord,
+    MetricRow,
+    PullRequest,
+    RunRecord,
+    SourceStatus,
+    Thread,
+    parse_time,
+)
 from chronicle.store.hashing import sha256_bytes
 
 MANIFEST = "MANIFEST.json"
@@ -29,7 +37,8 @@ MANIFEST_FORMAT = "chronicle-manifest/1"
 DATA_DIR = "data"
 DAYS_DIR = "days"
 TMP_PREFIX = ".tmp-"
-SNAPSHOT_FILES = ("metrics.parquet", "runs.json", "threads.json", "failures.json")
+SNAPSHOT_FILES = ("metrics.parquet", "runs.json", "threads.json", "pulls.json",
+                  "failures.json")
 
 
 def snapshot_id(when: datetime) -> str:
@@ -211,6 +220,40 @@ class Store:
             for raw in json.loads((snap.path / "threads.json").read_bytes()):
                 thread = Thread.from_json(raw)
                 out.setdefault(thread.number, []).append((snap, thread))
+        return out
+
+    def run_history(self) -> list[tuple[SnapshotInfo, list[RunRecord]]]:
+        """Return each snapshot's W&B run records (runs.json), oldest first."""
+        return [(snap, [RunRecord.from_json(r) for r in json.loads(
+                    (snap.path / "runs.json").read_bytes())])
+                for snap in self.snapshots() if "runs.json" in snap.files]
+
+    def pull_history(self) -> list[tuple[SnapshotInfo, list[PullRequest]]]:
+        """Return each snapshot's merged pull requests (pulls.json), oldest first."""
+        return [(snap, [PullRequest.from_json(p) for p in json.loads(
+                    (snap.path / "pulls.json").read_bytes())])
+                for snap in self.snapshots() if "pulls.json" in snap.files]
+
+    def rows_with(self, key: str, prefix: str = "") -> list[tuple[SnapshotInfo, list[MetricRow]]]:
+        """Return, per snapshot, its stored rows where `key` was logged (not null).
+
+        Each row has run, step, timestamp, `key` and the columns starting with `prefix`
+        that are not null in it. Only the Parquet columns needed are read.
+        """
+        out: list[tuple[SnapshotInfo, list[MetricRow]]] = []
+        for snap in self.snapshots():
+            if "metrics.parquet" not in snap.files:
+                continue
+            path = snap.path / "metrics.parquet"
+            names = pq.read_schema(path).names
+            if key not in names:
+                continue
+            extra = [n for n in names if prefix and n.startswith(prefix) and n != key]
+            table = pq.read_table(path, columns=["run", "step", "timestamp", key, *extra])
+            table = table.filter(table.column(key).is_valid())
+            rows = [{k: v for k, v in row.items() if v is not None} for row in table.to_pylist()]
+            if rows:
+                out.append((snap, rows))
         return out
 
     def corrections(self) -> list[dict[str, Any]]:

@@ -16,7 +16,15 @@ from typing import Any
 
 from chronicle import __version__
 from chronicle.errors import StoreError
-from chronicle.models import FailureRecord, MetricRow, RunRecord, SourceStatus, Thread, iso
+from chronicle.models import (
+    FailureRecord,
+    MetricRow,
+    PullRequest,
+    RunRecord,
+    SourceStatus,
+    Thread,
+    iso,
+)
 from chronicle.store.hashing import dump_json, sha256_bytes
 from chronicle.store.read import (
     DAYS_DIR,
@@ -41,10 +49,12 @@ def write_snapshot(
     statuses: Iterable[SourceStatus],
     sealed: Mapping[str, Mapping[str, bytes]] | None = None,
     extra: Mapping[str, Any] | None = None,
+    pulls: list[PullRequest] | None = None,
 ) -> SnapshotInfo:
     """Append one snapshot (and seal the given days); return it.
 
     `metrics` holds only rows not stored before; None (source failed) writes no file.
+    `pulls` None (GitHub failed, or no `github.pulls` configured) writes no pulls.json.
     `sealed` maps a day (YYYY-MM-DD) to its files, paths relative to docs/.
     """
     # Load inputs.
@@ -75,7 +85,7 @@ def write_snapshot(
 
     # Process.
     try:
-        files = _snapshot_files(metrics, runs, threads, failures)
+        files = _snapshot_files(metrics, runs, threads, failures, pulls)
         for name, blob in files.items():
             (tmp / name).write_bytes(blob)
         sealed_paths = {p for s in store.snapshots() for d in s.sealed.values() for p in d}
@@ -115,6 +125,7 @@ def _snapshot_files(
     runs: list[RunRecord] | None,
     threads: list[Thread] | None,
     failures: list[FailureRecord],
+    pulls: list[PullRequest] | None = None,
 ) -> dict[str, bytes]:
     """Return the snapshot's data files; a source that failed (None) writes none."""
     files: dict[str, bytes] = {}
@@ -124,6 +135,8 @@ def _snapshot_files(
         files["runs.json"] = dump_json([r.to_json() for r in runs])
     if threads is not None:
         files["threads.json"] = dump_json([t.to_json() for t in threads])
+    if pulls is not None:
+        files["pulls.json"] = dump_json([p.to_json() for p in pulls])
     files["failures.json"] = dump_json([f.to_json() for f in failures])
     return files
 

@@ -18,6 +18,9 @@ import tarfile
 import tempfile
 from pathlib import Path
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 from click.testing import CliRunner
 
 from chronicle.cli import main as cli
@@ -62,6 +65,25 @@ def seal_v1_nights(v1: Path, fresh: Path) -> dict[str, str]:
     for night in NIGHTS:
         take_snapshot(fresh, night)
     return stored_digests(fresh)
+
+
+def keeps_v1_columns(old: Path, new: Path) -> bool:
+    """Whether the Parquet file `new` has every row and column of `old` with the same
+    values (NaN equal to NaN, null to null); it may have more columns."""
+    a, b = pq.read_table(old), pq.read_table(new)
+    if a.num_rows != b.num_rows or not set(a.column_names) <= set(b.column_names):
+        return False
+    for name in a.column_names:
+        x, y = a.column(name), b.column(name)
+        if x.type != y.type or x.null_count != y.null_count:
+            return False
+        if pa.types.is_floating(x.type):
+            if not np.array_equal(x.to_numpy(zero_copy_only=False),
+                                  y.to_numpy(zero_copy_only=False), equal_nan=True):
+                return False
+        elif x.to_pylist() != y.to_pylist():
+            return False
+    return True
 
 
 def read_golden() -> dict[str, str]:

@@ -1,26 +1,30 @@
 """Simulated source (sources stage): a seeded MoE run that emits raw W&B and GitHub payloads.
 
-metrics.py generates the W&B side once (vectorised, numpy) and slices it per call, so a
-demo can take a snapshot per simulated night cheaply; threads.py writes the GitHub side
-from it. Payloads have the shapes the real APIs return (GraphQL run nodes, `scan_history`
-rows, REST issue/comment JSON) and go through the same `parse_*` functions as the live
-source.
+metrics.py generates the W&B side once (vectorised, numpy; plan.py: its planned changes)
+and wandb_payloads.py slices it per call, so a demo can take a snapshot per simulated
+night cheaply; threads.py and pulls.py write the GitHub side from it. Payloads have the
+shapes the real APIs return (GraphQL run nodes, `scan_history` rows, REST issue, comment
+and pull-request JSON) and go through the same `parse_*` functions as the live source.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime, time
 from typing import Any
 
 from chronicle.config import RunConfig
 from chronicle.models import Fetched, SourceStatus
 from chronicle.sources.github import parse_thread
-from chronicle.sources.simulated.metrics import EVAL_KEYS, TRAIN_KEYS, SimulatedMetrics
+from chronicle.sources.pulls import collect_pulls
+from chronicle.sources.simulated.metrics import EVAL_KEYS, TRAIN_KEYS
+from chronicle.sources.simulated.plan import MIXTURE_KEYS
+from chronicle.sources.simulated.pulls import PullPages, build_pulls
 from chronicle.sources.simulated.threads import build_issues, issue_payloads
+from chronicle.sources.simulated.wandb_payloads import SimulatedWandb
 from chronicle.sources.wandb import parse_history_row, parse_run
 
 
-class SimulatedRun(SimulatedMetrics):
+class SimulatedRun(SimulatedWandb):
     """A deterministic simulated run: W&B lineage, history rows and GitHub threads."""
 
     def __init__(self, config: RunConfig) -> None:
@@ -41,6 +45,8 @@ class SimulatedRun(SimulatedMetrics):
         self.failure_label = gh.failure_labels[0] if gh.failure_labels else "incident"
         tracked = gh.labels[0] if gh.labels else "hero-run"
         self._issues = build_issues(self, gh.issues, tracked, self.failure_label)
+        # After the issues: PRs share their number space and draw from the same stream.
+        self.pulls = build_pulls(self, max(i.number for i in self._issues), tracked)
 
     def issues(self, since: datetime | None,
                as_of: datetime) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
@@ -49,10 +55,12 @@ class SimulatedRun(SimulatedMetrics):
 
 
 def fetch_simulated(config: RunConfig, last_steps: dict[str, int], since: datetime | None,
-                    as_of: datetime, sim: SimulatedRun | None = None) -> Fetched:
-    """Fetch what the simulated run shows at `as_of`, through the real parsers."""
+                    as_of: datetime, sim: SimulatedRun | None = None,
+                    pulls_since: datetime | None = None) -> Fetched:
+    """Fetch what the simulated run shows at `as_of`, through the real parsers (and, when
+    `github.pulls` is configured, the PRs merged since `pulls_since`, else since the start)."""
     sim = sim or SimulatedRun(config)
-    keys = frozenset(k for k in TRAIN_KEYS + EVAL_KEYS if config.wandb.keeps(k))
+    keys = frozenset(k for k in TRAIN_KEYS + EVAL_KEYS + MIXTURE_KEYS if config.wandb.keeps(k))
     nodes = sim.run_nodes(as_of)
     runs, metrics = [], []
     for k, node in enumerate(nodes):
@@ -66,6 +74,16 @@ def fetch_simulated(config: RunConfig, last_steps: dict[str, int], since: dateti
             if row is not None:
                 metrics.append(row)
     threads = [parse_thread(issue, comments) for issue, comments in sim.issues(since, as_of)]
+    github: dict[str, Any] = {"threads": len(threads)}
+    pulls = None
+    wanted = config.github.pulls
+    if wanted.configured:
+        start = datetime.combine(config.run.start, time(0), tzinfo=UTC)
+        pulls, looked = collect_pulls(PullPages(sim.pulls, config.github.repo, as_of),
+                                      config.github.repo, wanted.paths, wanted.labels,
+                                      pulls_since or start, as_of)
+        github.update(pulls=len(pulls), pulls_looked_at=looked)
     statuses = (SourceStatus("wandb", True, detail={"rows": len(metrics), "runs": len(runs)}),
-                SourceStatus("github", True, detail={"threads": len(threads)}))
-    return Fetched(metrics=metrics, runs=runs, threads=threads, failures=[], statuses=statuses)
+                SourceStatus("github", True, detail=github))
+    return Fetched(metrics=metrics, runs=runs, threads=threads, failures=[], statuses=statuses,
+                   pulls=pulls)

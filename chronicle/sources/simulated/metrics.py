@@ -1,18 +1,16 @@
-"""The simulated run's W&B side (sources stage): lineage, history rows, run nodes.
+"""The simulated run's W&B side (sources stage): its timeline, lineage and every value.
 
-The series is generated once (vectorised, numpy) and sliced per call, so a demo can take
-a snapshot per simulated night cheaply. Payloads have the shapes the real APIs return
-(GraphQL run nodes, `scan_history` rows, REST issue/comment JSON) and go through the same
-`parse_*` functions as the live source. Calibrated on the public figures of the Marin
-535B-A23B run: loss ~11.8 falling fast, ~19 s/step, MFU ~21% (percent), drop fraction
-~10% at step 0, a lineage of W&B runs forked at rewound steps, daily status comments.
+The series is generated once (vectorised, numpy); wandb_payloads.py slices it into the
+payloads the real API returns. Calibrated on the public figures of the Marin 535B-A23B
+run: loss ~11.8 falling fast, ~19 s/step, MFU ~21% (percent), drop fraction ~10% at step
+0, a lineage of W&B runs forked at rewound steps, and the planned changes of plan.py
+(a shorter schedule at 25%, mixture stages, a 16K context at ~82%).
 """
 
 from __future__ import annotations
 
-import json
 import math
-from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime, time
 from typing import Any
 
@@ -20,19 +18,33 @@ import numpy as np
 import numpy.typing as npt
 
 from chronicle.config import RunConfig
-from chronicle.errors import SourceError
-from chronicle.models import iso
+from chronicle.sources.simulated.plan import (
+    BATCH_SEQUENCES,
+    CONTEXT,
+    CONTEXT_STEP_FACTOR,
+    CONTEXT_WORK,
+    DROP_REBOUND,
+    DROP_REBOUND_STEPS,
+    LONG_LOG_EVERY,
+    OUTAGE_CHANGES,
+    PEAK_LR,
+    PERF_CHANGE,
+    PLANNED_GAP_S,
+    Fork,
+    base_config,
+    make_plan,
+    plan_forks,
+    run_config,
+)
 
 Arr = npt.NDArray[np.float64]
 
-BATCH_SEQUENCES = 11_264
 LOG_EVERY = 10
 EVAL_EVERY = 3_000
 START_CLOCK = time(2, 14, 1)
 STEP_SECONDS = 18.46  # compute time of one step (throughput/duration)
 STEP_OVERHEAD = 1.1  # wall minus compute per step: logging, data, checkpoint writes
 MFU_AT_REF = 21.3  # percent, at STEP_SECONDS
-PEAK_LR = 0.003290470163258143
 EVAL_FLOOR, EVAL_EXPONENT, EVAL_END = 1.5, 0.25, 2.04
 MINOR_GAPS_PER_DAY = 5.0
 MEMORY_GIB = (143.72, 134.63, 135.64, 134.63, 136.11)
@@ -45,15 +57,19 @@ TRAIN_KEYS = (
 EVAL_KEYS = ("eval_dropless/paloma/macro_loss", "eval/paloma/macro_loss")
 INT_KEYS = ("throughput/total_tokens", "optim/learning_rate", "run_progress")  # Go: 0.0 -> 0
 NAN_KEYS = ("train/loss", "train/cross_entropy_loss", "grad/norm/total")
-# Config changes of each child run: (path in the config, new value, why).
-CHANGES: tuple[tuple[tuple[str, ...], Any, str], ...] = (
-    (("trainer", "checkpointer", "save_interval"), "1:00:00",
-     "checkpoint hourly: the crash cost almost two hours of steps"),
-    (("trainer", "z_loss_weight"), 2e-4, "double the z-loss weight after the loss spike"),
-    (("model", "num_expert_waves"), 4, "four expert waves: steps ~4% faster"),
-    (("optimizer", "min_lr_ratio"), 0.1, "raise the floor of the linear decay to 10%"),
-)
-PERF_CHANGE = 3  # runs from this lineage index on use the faster expert waves
+
+
+@dataclass(frozen=True)
+class _Drawn:
+    """The random draws of a timeline, before the planned forks join it."""
+
+    n: int
+    dur: Arr
+    over: Arr
+    gap: Arr
+    major_rows: npt.NDArray[np.int64]
+    outage_rows: npt.NDArray[np.int64]
+    rewinds: npt.NDArray[np.int64]
 
 
 class SimulatedMetrics:
@@ -65,6 +81,7 @@ class SimulatedMetrics:
         self.t0 = datetime.combine(config.run.start, START_CLOCK, tzinfo=UTC).timestamp()
         self.tokens_per_step = BATCH_SEQUENCES * (config.run.sequence_length or 4096)
         self.planned = max(1000, round(config.run.token_budget / self.tokens_per_step))
+        self.plan = make_plan(self.planned, LOG_EVERY)
         self._timeline(config.simulated.days * 86400.0)
         self._metrics()
         self._lineage()
@@ -73,6 +90,50 @@ class SimulatedMetrics:
 
     def _timeline(self, span: float) -> None:
         """Rows every LOG_EVERY steps, downtime gaps, forks with rewinds, cut at `span`."""
+        drawn = self._draw(span)
+        n, dur, gap = drawn.n, drawn.dur, drawn.gap
+        shift = np.zeros(n, dtype=np.int64)
+        shift[drawn.outage_rows + 1] = drawn.rewinds
+        step = LOG_EVERY * np.arange(n, dtype=np.int64) - np.cumsum(shift)
+        forks = plan_forks(self.plan, drawn.outage_rows, drawn.rewinds, step)
+        run = np.searchsorted([f.row for f in forks], np.arange(n), side="left").astype(np.int64)
+        self.context_run = next((k + 1 for k, f in enumerate(forks)
+                                 if self.plan.context()[0] in f.changes), None)
+        # At 16K a step takes 5x as long: a row every LONG_LOG_EVERY steps keeps rows a few
+        # minutes apart (a row every 10 would be a 15-minute "gap" each time).
+        every = np.full(n, LOG_EVERY, dtype=np.int64)
+        if self.context_run is not None:
+            longer = np.flatnonzero(run >= self.context_run)
+            every[longer[1:]] = LONG_LOG_EVERY
+            step = np.concatenate([[0], np.cumsum(every[1:] - shift[1:])])
+            # Minor gaps were drawn per row: keep as many per day as at 10 steps a row.
+            minor = np.zeros(n, dtype=bool)
+            minor[longer[1:]] = longer[1:] % (LOG_EVERY // LONG_LOG_EVERY) != 0
+            minor[drawn.major_rows] = False
+            gap[minor] = 0.0
+        perf = [k + 1 for k, f in enumerate(forks) if OUTAGE_CHANGES[PERF_CHANGE][0] in f.changes]
+        if perf:
+            dur[run >= perf[0]] *= 0.96
+        restart = np.concatenate([[True], gap[:-1] > 1800])
+        dur[restart] = self.rng.uniform(45, 90, int(restart.sum()))  # compile + restore
+        # Planned restarts come after the random draws: a short run's stream stays the same.
+        for f in forks:
+            if f.planned:
+                gap[f.row] = max(gap[f.row], PLANNED_GAP_S)
+                dur[f.row + 1] = 60.0
+        if self.context_run is not None:
+            dur[run >= self.context_run] *= CONTEXT_STEP_FACTOR
+        step_wall = dur + drawn.over
+        ts = self.t0 + np.concatenate([[0.0], np.cumsum(every[1:] * step_wall[1:] + gap[:-1])])
+        self._train_steps = np.array([self._config_of(forks, k)["trainer"]["num_train_steps"]
+                                      for k in range(len(forks) + 1)])
+        past = step > self._train_steps[run]
+        cut = min(int(np.searchsorted(ts, self.t0 + span, side="right")),
+                  int(np.argmax(past)) if past.any() else n)
+        self._keep(cut, [f for f in forks if f.row < cut - 1], ts, step, run, restart, drawn)
+
+    def _draw(self, span: float) -> _Drawn:
+        """Draw step times, minor gaps, the outages and which of them fork (rewound)."""
         rng = self.rng
         wall = LOG_EVERY * (STEP_SECONDS + STEP_OVERHEAD)
         n = int(span / (LOG_EVERY * 17.0)) + 10
@@ -90,26 +151,22 @@ class SimulatedMetrics:
         hours = rng.uniform(1.2, 5.0, n_major)
         hours[rng.integers(n_major)] = rng.uniform(5.0, 9.0)  # at least one long outage
         gap[major_rows] = hours * 3600
-        fork_rows = np.sort(rng.choice(major_rows, runs - 1, replace=False))
+        outage_rows = np.sort(rng.choice(major_rows, runs - 1, replace=False))
         rewinds = LOG_EVERY * rng.integers(12, 37, runs - 1)
-        run = np.searchsorted(fork_rows, np.arange(n), side="left").astype(np.int64)
-        dur[run >= PERF_CHANGE] *= 0.96
-        restart = np.concatenate([[True], gap[:-1] > 1800])
-        dur[restart] = rng.uniform(45, 90, int(restart.sum()))  # compile + restore
-        step_wall = dur + over
-        ts = self.t0 + np.concatenate([[0.0], np.cumsum(LOG_EVERY * step_wall[1:] + gap[:-1])])
-        shift = np.zeros(n, dtype=np.int64)
-        shift[fork_rows + 1] = rewinds
-        step = LOG_EVERY * np.arange(n, dtype=np.int64) - np.cumsum(shift)
-        cut = min(int(np.searchsorted(ts, self.t0 + span, side="right")),
-                  int(np.argmax(step > self.planned)) if (step > self.planned).any() else n)
-        keep = fork_rows < cut - 1
-        self.fork_rows, self.rewinds = fork_rows[keep], rewinds[keep]
+        return _Drawn(n, dur, over, gap, major_rows, outage_rows, rewinds)
+
+    def _keep(self, cut: int, forks: list[Fork], ts: Arr, step: npt.NDArray[np.int64],
+              run: npt.NDArray[np.int64], restart: npt.NDArray[np.bool_],
+              drawn: _Drawn) -> None:
+        """Keep the first `cut` rows and the forks inside them."""
+        self.forks = forks
+        self.fork_rows = np.array([f.row for f in forks], dtype=np.int64)
+        self.rewinds = np.array([f.rewind for f in forks], dtype=np.int64)
         self.ts, self.step, self.run = ts[:cut], step[:cut], run[:cut]
-        self.dur, self.restart = dur[:cut], restart[:cut]
-        self.gap_rows = np.nonzero(gap[: cut - 1])[0]
-        self.gap_after = gap[: cut - 1]
-        self.major = set(int(r) for r in major_rows if r < cut - 1)
+        self.dur, self.restart = drawn.dur[:cut], restart[:cut]
+        self.gap_rows = np.nonzero(drawn.gap[: cut - 1])[0]
+        self.gap_after = drawn.gap[: cut - 1]
+        self.major = set(int(r) for r in drawn.major_rows if r < cut - 1)
         self.n_runs = len(self.fork_rows) + 1
         self.fork_steps = [int(self.step[r + 1]) for r in self.fork_rows]
         superseded = np.zeros(cut, dtype=bool)
@@ -123,34 +180,20 @@ class SimulatedMetrics:
         return tail + (11.8 - tail) * np.exp(-((s / 620.0) ** 1.7))
 
     def _metrics(self) -> None:
-        """Every logged value, vectorised over rows; spikes and NaN rows injected."""
+        """Every logged value, vectorised over rows; spikes and NaN rows injected.
+
+        Rows at 16K tokens count four 4K steps: `eq` is the step in 4K-token steps and `p`
+        the fraction of the planned tokens; rows before the context change keep the values
+        they always had (np.where keeps their arithmetic, so a short run's bytes are stable).
+        """
         rng, s, n = self.rng, self.step.astype(np.float64), self.step.size
-        p = s / self.planned
-        final_steps = self.step[self.final]
-        top = int(final_steps.max())
-        avoid = [*self.fork_steps]
-        self.spike_steps: list[int] = []
-        wanted = int(rng.integers(3, 5)) if top > 10_000 else 0
-        for _ in range(200):
-            if len(self.spike_steps) == wanted:
-                break
-            cand = LOG_EVERY * int(rng.uniform(0.08, 0.95) * top / LOG_EVERY)
-            if all(abs(cand - a) > 3000 for a in avoid + self.spike_steps):
-                self.spike_steps.append(cand)
-        self.spike_steps.sort()
-        spike = np.zeros(n)
-        fast = np.zeros(n)
-        for s0 in self.spike_steps:
-            since = np.where(s >= s0, s - s0, np.inf)  # exp(-inf) = 0 before the spike
-            amp, tau = rng.uniform(0.35, 1.0), rng.uniform(60, 160)
-            spike += amp * np.exp(-since / tau)
-            fast += np.exp(-since / 30.0)
-        loss = self._loss_base(s) + rng.normal(0, 0.007, n) * (1 + 2 * np.exp(-s / 3000)) + spike
-        lr_floor = np.array([self._config(k)["optimizer"]["min_lr_ratio"] for k in range(5)])
-        warm = 0.01 * self.planned
-        decay = np.clip((s - warm) / (self.planned - warm), 0, 1)
-        lr = np.where(s < warm, PEAK_LR * s / warm,
-                      PEAK_LR * (1 - (1 - lr_floor[self.run]) * decay))
+        ctx = (self.run >= self.context_run) if self.context_run is not None \
+            else np.zeros(n, dtype=bool)
+        eq = np.where(ctx, self.plan.equivalent(s), s)
+        p = eq / self.planned
+        spike, fast = self._spikes(s)
+        loss = self._loss_base(eq) + rng.normal(0, 0.007, n) * (1 + 2 * np.exp(-s / 3000)) + spike
+        lr = self._learning_rate(s, eq, ctx)
         peak = rng.uniform(0.25, 0.38)
         grad = (0.19 + np.exp(-((s / 1300.0) ** 1.5)) * 0.95
                 + 0.2 * (p / peak) ** 1.2 * np.exp(1.2 * (1 - p / peak)))
@@ -158,39 +201,95 @@ class SimulatedMetrics:
         drop = (0.034 * (1 - np.exp(-s / 400)) + 0.01 * np.exp(-np.log((s + 1) / 2500) ** 2))
         drop = drop * (1 - 0.25 * p) * rng.lognormal(0, 0.03, n) + 0.08 * fast
         drop[s == 0] = 0.1043
+        since = np.maximum(s - self.plan.context_step, 0.0)
+        rebound = 1 + DROP_REBOUND * (1 - np.exp(-since / DROP_REBOUND_STEPS))
+        drop = np.where(ctx, drop * rebound, drop)  # more tokens overflow expert capacity
         entropy = 5.9475 - 0.01 * np.sqrt(p) - 0.002 * (1 - np.exp(-s / 2000))
         entropy += rng.normal(0, 0.0006, n) - 0.03 * fast
+        top = int(self.step[self.final].max())
         nan_pool = np.nonzero(self.final & ~self.restart & (spike < 1e-3)
                               & (s > min(5000, top // 4)))[0]
         nans = min(int(rng.integers(2, 5)), nan_pool.size)
         self.nan_rows = np.sort(rng.choice(nan_pool, nans, replace=False))
         for arr in (loss, grad):
             arr[self.nan_rows] = np.nan
-        memory = np.array(MEMORY_GIB)[self.run]
+        memory = np.array(MEMORY_GIB)[self.run % len(MEMORY_GIB)]
         memory[0] = 143.47
-        cols: dict[str, Arr] = {
+        ratio, per_step = CONTEXT[1] // CONTEXT[0], self.tokens_per_step
+        self.values = {
             "train/loss": loss, "train/cross_entropy_loss": loss,
-            "throughput/tokens_per_second": self.tokens_per_step / self.dur,
-            "throughput/total_tokens": (s + 1) * self.tokens_per_step,
-            "throughput/mfu": MFU_AT_REF * STEP_SECONDS / self.dur,
+            "throughput/tokens_per_second": np.where(
+                ctx, ratio * per_step / self.dur, per_step / self.dur),
+            "throughput/total_tokens": np.where(ctx, (eq + ratio) * per_step,
+                                                (s + 1) * per_step),
+            "throughput/mfu": np.where(ctx, MFU_AT_REF * STEP_SECONDS * CONTEXT_WORK / self.dur,
+                                       MFU_AT_REF * STEP_SECONDS / self.dur),
             "throughput/duration": self.dur, "moe/drop_fraction": drop, "grad/norm/total": grad,
-            "optim/learning_rate": lr, "run_progress": p,
+            "optim/learning_rate": lr,
+            "run_progress": s / self._train_steps[self.run].astype(np.float64),
             "train/router/routing_entropy_mean": entropy,
             "train/router/bias_max": 0.15 + 12 * np.log1p(s / 400) * rng.lognormal(0, 0.02, n),
             "memory/peak_gib": memory,
         }
-        self.values = cols
-        self._cols = {k: self._payload_column(k, v) for k, v in cols.items()}
-        # Evals at steps 2999, 5999, ...: logged between the rows of 2990 and 3000.
+        self.mixture_rows = self._mixture_rows()
+        self._cols = {k: self._payload_column(k, v) for k, v in self.values.items()}
+        self._evals(ctx, spike)
+
+    def _spikes(self, s: Arr) -> tuple[Arr, Arr]:
+        """Pick 3-4 loss-spike steps away from forks; return each row's (spike, decay)."""
+        rng, n = self.rng, s.size
+        top = int(self.step[self.final].max())
+        self.spike_steps: list[int] = []
+        wanted = int(rng.integers(3, 5)) if top > 10_000 else 0
+        for _ in range(200):
+            if len(self.spike_steps) == wanted:
+                break
+            cand = LOG_EVERY * int(rng.uniform(0.08, 0.95) * top / LOG_EVERY)
+            if all(abs(cand - a) > 3000 for a in self.fork_steps + self.spike_steps):
+                self.spike_steps.append(cand)
+        self.spike_steps.sort()
+        spike, fast = np.zeros(n), np.zeros(n)
+        for s0 in self.spike_steps:
+            since = np.where(s >= s0, s - s0, np.inf)  # exp(-inf) = 0 before the spike
+            amp, tau = rng.uniform(0.35, 1.0), rng.uniform(60, 160)
+            spike += amp * np.exp(-since / tau)
+            fast += np.exp(-since / 30.0)
+        return spike, fast
+
+    def _learning_rate(self, s: Arr, eq: Arr, ctx: npt.NDArray[np.bool_]) -> Arr:
+        """Linear warmup, then a linear decay to each run's floor at its train steps (in
+        4K-token steps at 16K, so the context change keeps the rate continuous)."""
+        lr_floor = np.array([self._config(k)["optimizer"]["min_lr_ratio"]
+                             for k in range(self.n_runs)])
+        warm = 0.01 * self.planned
+        ends = np.where(ctx, float(self.plan.shortened),
+                        self._train_steps[self.run].astype(np.float64))
+        decay = np.clip((eq - warm) / (ends - warm), 0, 1)
+        lr: Arr = np.where(s < warm, PEAK_LR * s / warm,
+                           PEAK_LR * (1 - (1 - lr_floor[self.run]) * decay))
+        return lr
+
+    def _evals(self, ctx: npt.NDArray[np.bool_], spike: Arr) -> None:
+        """Evals at steps 2999, 5999, ...: logged between the rows of 2990 and 3000."""
         at = np.nonzero((self.step % EVAL_EVERY == 0) & (self.step > 0)
                         & np.concatenate([[False], self.run[1:] == self.run[:-1]]))[0]
         self.ev_step = self.step[at] - 1
         self.ev_run = self.run[at]
         self.ev_ts = self.ts[at] - np.minimum(0.35 * (self.ts[at] - self.ts[at - 1]), 25.0)
         a = (EVAL_END - EVAL_FLOOR) * self.planned**EVAL_EXPONENT
-        ev = EVAL_FLOOR + a * self.ev_step.astype(float) ** -EVAL_EXPONENT
-        ev += rng.normal(0, 0.003, at.size) + 0.5 * spike[at]
+        ev_eq = np.where(ctx[at], self.plan.equivalent(self.ev_step.astype(float)),
+                         self.ev_step.astype(float))
+        ev = EVAL_FLOOR + a * ev_eq ** -EVAL_EXPONENT
+        ev += self.rng.normal(0, 0.003, at.size) + 0.5 * spike[at]
         self.ev_values = {EVAL_KEYS[0]: ev, EVAL_KEYS[1]: ev + 0.011}
+
+    def _mixture_rows(self) -> dict[int, int]:
+        """Return row -> mixture stage of the rows that log it: a run's first row (levanter
+        logs the stage again after a restart) and a row where the stage switches."""
+        stage = self.plan.stage(self.step)
+        first = np.concatenate([[True], self.run[1:] != self.run[:-1]])
+        switch = np.concatenate([[False], stage[1:] != stage[:-1]]) & ~first
+        return {int(i): int(stage[i]) for i in np.flatnonzero(first | switch)}
 
     @staticmethod
     def _payload_column(key: str, arr: Arr) -> list[Any]:
@@ -203,26 +302,12 @@ class SimulatedMetrics:
         return out
 
     def _config(self, k: int) -> dict[str, Any]:
-        """The (unwrapped) training config of lineage run `k`: the base plus k changes."""
-        cfg: dict[str, Any] = {
-            "trainer": {"train_batch_size": BATCH_SEQUENCES, "num_train_steps": self.planned,
-                        "z_loss_weight": 1e-4, "log_every": LOG_EVERY,
-                        "checkpointer": {"save_interval": "2:00:00", "keep": [{"every": 6000}]}},
-            "optimizer": {"learning_rate": PEAK_LR, "lr_schedule": "linear", "warmup": 0.01,
-                          "min_lr_ratio": 0.05, "weight_decay": 0.1},
-            "model": {"hidden_dim": 6144, "num_layers": 48, "num_experts": 384,
-                      "num_experts_per_token": 8, "num_shared_experts": 2, "num_expert_waves": 3,
-                      "max_seq_len": self.config.run.sequence_length or 4096},
-            "resources": {"replicas": 176, "device": {"count": 4, "variant": "GB200"}},
-            "eval": {"steps_per_eval": EVAL_EVERY},
-            "stop_after_steps": self.planned,
-        }
-        for path, value, _why in CHANGES[:k]:
-            node = cfg
-            for part in path[:-1]:
-                node = node[part]
-            node[path[-1]] = value
-        return cfg
+        """The (unwrapped) training config of lineage run `k`: the base plus k forks' changes."""
+        return self._config_of(self.forks, k)
+
+    def _config_of(self, forks: list[Fork], k: int) -> dict[str, Any]:
+        return run_config(base_config(self.planned, self.config.run.sequence_length or 4096,
+                                      LOG_EVERY, EVAL_EVERY), forks, k)
 
     def _lineage(self) -> None:
         """Run ids, row ranges, creation and end times of the W&B runs."""
@@ -241,66 +326,6 @@ class SimulatedMetrics:
         """When the last simulated run stops logging."""
         return datetime.fromtimestamp(float(self.ts[-1]), tz=UTC)
 
-    def run_nodes(self, as_of: datetime) -> list[dict[str, Any]]:
-        """GraphQL run nodes created by `as_of`, in lineage order."""
-        now = as_of.timestamp()
-        nodes = []
-        for k, rid in enumerate(self.run_ids):
-            if self.created[k] > now:
-                break
-            a, b = self.ranges[k]
-            last = a + int(np.searchsorted(self.ts[a:b], now, side="right")) - 1
-            ended = float(self.ts[b - 1]) + 60 <= now
-            state = ("crashed" if k < self.n_runs - 1 else "finished") if ended else "running"
-            summary: dict[str, Any] = {}
-            if last >= a:
-                summary = {key: float(self.values[key][last]) for key in TRAIN_KEYS}
-                summary.update(_step=int(self.step[last]), _timestamp=float(self.ts[last]),
-                               _runtime=float(self.ts[last]) - self.created[k])
-            beat = min(now, float(self.ts[max(last, a)]) + 30) if last >= a else self.created[k]
-            cfg = {key: {"value": v} for key, v in self._config(k).items()}
-            cfg["_wandb"] = {"value": {"cli_version": "0.26.0"}}
-            nodes.append({
-                "name": rid, "displayName": rid, "state": state,
-                "createdAt": iso(utc(self.created[k])), "heartbeatAt": iso(utc(beat)),
-                "tags": ["hero", "moe", "simulated"], "group": "moe-hero-ep", "notes": None,
-                "config": json.dumps(cfg), "summaryMetrics": json.dumps(summary),
-            })
-        return nodes
-
-    def history(self, run_id: str, min_step: int, as_of: datetime) -> Iterator[dict[str, Any]]:
-        """`scan_history` rows of `run_id` with step >= min_step logged by `as_of`."""
-        if run_id not in self.run_ids:
-            raise SourceError("simulated", f"unknown W&B run {run_id!r}; the lineage is "
-                              f"{', '.join(self.run_ids)}")
-        k, now = self.run_ids.index(run_id), as_of.timestamp()
-        a, b = self.ranges[k]
-        lo = a + int(np.searchsorted(self.step[a:b], min_step))
-        hi = a + int(np.searchsorted(self.ts[a:b], now, side="right"))
-        ea, eb = self.ev_ranges[k]
-        elo = ea + int(np.searchsorted(self.ev_step[ea:eb], min_step))
-        ehi = ea + int(np.searchsorted(self.ev_ts[ea:eb], now, side="right"))
-        created = self.created[k]
-        for i in range(lo, hi):
-            while elo < ehi and self.ev_step[elo] < self.step[i]:
-                yield self._eval_row(elo, created)
-                elo += 1
-            t = float(self.ts[i])
-            row: dict[str, Any] = {"_step": int(self.step[i]), "_timestamp": t,
-                                   "_runtime": t - created}
-            for key in TRAIN_KEYS:
-                row[key] = self._cols[key][i]
-            yield row
-        for e in range(elo, ehi):
-            yield self._eval_row(e, created)
-
-    def _eval_row(self, e: int, created: float) -> dict[str, Any]:
-        t = float(self.ev_ts[e])
-        row: dict[str, Any] = {"_step": int(self.ev_step[e]), "_timestamp": t,
-                               "_runtime": t - created}
-        row.update({key: float(v[e]) for key, v in self.ev_values.items()})
-        return row
-
     def truth(self) -> dict[str, Any]:
         """Injected facts for tests: outages, spike steps, NaN steps, forks, run ids."""
         outages = [{"start": utc(self.ts[r]), "end": utc(self.ts[r + 1]),
@@ -309,6 +334,8 @@ class SimulatedMetrics:
                    for r in self.gap_rows]
         return {
             "runs": list(self.run_ids), "fork_steps": list(self.fork_steps),
+            "planned_forks": [s for s, f in zip(self.fork_steps, self.forks, strict=True)
+                              if f.planned],
             "rewinds": [int(r) for r in self.rewinds], "outages": outages,
             "spike_steps": list(self.spike_steps),
             "nan_steps": [int(self.step[r]) for r in self.nan_rows],

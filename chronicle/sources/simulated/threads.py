@@ -11,7 +11,8 @@ from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
 from chronicle.models import iso
-from chronicle.sources.simulated.metrics import BATCH_SEQUENCES, CHANGES, SimulatedMetrics, utc
+from chronicle.sources.simulated.metrics import SimulatedMetrics, utc
+from chronicle.sources.simulated.plan import BATCH_SEQUENCES
 
 
 @dataclass
@@ -157,11 +158,12 @@ def build_issues(sim: SimulatedMetrics, numbers: tuple[int, ...], tracked: str,
     run_issue.comments.append(SimComment(0, "curious-visitor-42", [(t0 + hours(60, 80), HOSTILE)]))
     for k, fstep in enumerate(sim.fork_steps):
         when = utc(sim.created[k + 1]) + hours(0.2, 0.5)
-        why = CHANGES[k][2]
+        fork = sim.forks[k]
+        rewound = (f"{fork.rewind} steps rewound to the last checkpoint" if fork.rewind
+                   else "a planned restart from a checkpoint at that step")
         run_issue.comments.append(SimComment(0, PEOPLE[1], [(when,
             f"Forked `{sim.run_ids[k]}` at step {fstep:,} into `{sim.run_ids[k + 1]}` "
-            f"({int(sim.rewinds[k])} steps rewound to the last checkpoint). Config change: "
-            f"{why}.")]))
+            f"({rewound}). Config change: {fork.why}.")]))
     status = SimIssue(status_no, f"{cfg.run.name}: daily status", "One comment a day with the "
                     "run's numbers; the bot keeps a live table in its comment.",
                     (tracked,), PEOPLE[0], t0 - timedelta(days=1), None)

@@ -3,6 +3,8 @@
 It serves a small "world" of issues loaded from tests/fixtures/github/*.json as it stood
 at `server.now` (None = everything), with GitHub's query parameters, `Link` pagination,
 rate-limit headers and a request log. `server.failure` switches on one failure mode.
+Pull requests are world issues with `pull_request: true`; they are listed among issues
+(as GitHub does) and by the pulls endpoints, with `merged_at`, `files` and `base`.
 """
 
 from __future__ import annotations
@@ -70,8 +72,14 @@ class FakeGithub:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
-    def from_fixture(cls, name: str = "marin-issues.json", **kw: Any) -> FakeGithub:
-        return cls(world=json.loads((GITHUB_FIXTURES / name).read_text(encoding="utf-8")), **kw)
+    def from_fixture(cls, name: str = "marin-issues.json", pulls: str | None = None,
+                     **kw: Any) -> FakeGithub:
+        """Serve a fixture world; `pulls` names a fixture whose pull requests join it."""
+        world = json.loads((GITHUB_FIXTURES / name).read_text(encoding="utf-8"))
+        if pulls is not None:
+            extra = json.loads((GITHUB_FIXTURES / pulls).read_text(encoding="utf-8"))
+            world["issues"] = world["issues"] + extra["pulls"]
+        return cls(world=world, **kw)
 
     # -- lifecycle -------------------------------------------------------------------
     @property
@@ -154,8 +162,34 @@ class FakeGithub:
         }
         if issue.get("pull_request"):
             payload["pull_request"] = {"url": f"{self.base_url}/repos/{repo}/pulls/{n}",
-                                       "html_url": payload["html_url"], "merged_at": None}
+                                       "html_url": payload["html_url"],
+                                       "merged_at": self._merged(issue, closed)}
         return payload
+
+    @staticmethod
+    def _merged(issue: dict[str, Any], closed: str | None) -> str | None:
+        return issue.get("merged_at") if closed and issue.get("merged_at") else None
+
+    def pull_payload(self, issue: dict[str, Any]) -> dict[str, Any]:
+        """Return the REST pulls-list item of a pull request as of `now`."""
+        item = self.issue_payload(issue)
+        repo, n = self.world["repo"], issue["number"]
+        api = f"{self.base_url}/repos/{repo}/pulls/{n}"
+        return {
+            "url": api, "id": item["id"], "node_id": f"PR_kw{item['id']}", "number": n,
+            "html_url": item["html_url"], "state": item["state"], "locked": False,
+            "title": item["title"], "user": item["user"], "body": item["body"],
+            "labels": item["labels"], "created_at": item["created_at"],
+            "updated_at": item["updated_at"], "closed_at": item["closed_at"],
+            "merged_at": self._merged(issue, item["closed_at"]),
+            "merge_commit_sha": None, "draft": False, "author_association": "MEMBER",
+            "head": {"ref": f"branch-{n}", "sha": f"{n:040d}"},
+            "base": {"ref": issue.get("base", "main"), "sha": "0" * 40},
+        }
+
+    def pulls(self) -> list[dict[str, Any]]:
+        return [self.pull_payload(i) for i in self.world["issues"]
+                if i.get("pull_request") and self._visible(i["created_at"])]
 
     def issues(self) -> list[dict[str, Any]]:
         world = self.world["issues"]
@@ -196,6 +230,17 @@ class _Handler(BaseHTTPRequestHandler):
                                     "url": f"{fake.base_url}/repos/{repo}", "private": False})
         if rest == ["issues"]:
             return self._page(self._list_issues(query), query)
+        if rest == ["pulls"]:
+            return self._page(self._list_pulls(query), query)
+        if len(rest) == 3 and rest[0] == "pulls" and rest[1].isdigit() and rest[2] == "files":
+            found = [i for i in fake.world["issues"] if i["number"] == int(rest[1])
+                     and i.get("pull_request") and fake._visible(i["created_at"])]
+            if not found:
+                return self._json(404, {"message": "Not Found"})
+            files = [{"sha": "0" * 40, "filename": name, "status": "modified",
+                      "additions": 1, "deletions": 1, "changes": 2}
+                     for name in found[0].get("files", [])]
+            return self._page(files, query)
         if len(rest) >= 2 and rest[0] == "issues" and rest[1].isdigit():
             found = [i for i in fake.world["issues"]
                      if i["number"] == int(rest[1]) and fake._visible(i["created_at"])]
@@ -225,6 +270,15 @@ class _Handler(BaseHTTPRequestHandler):
         key = {"created": "created_at", "updated": "updated_at", "comments": "comments"}
         items.sort(key=lambda i: i[key[q.get("sort", "created")]],
                    reverse=q.get("direction", "desc") == "desc")
+        return items
+
+    def _list_pulls(self, q: dict[str, str]) -> list[dict[str, Any]]:
+        items = self.server_state.pulls()
+        state = q.get("state", "open")
+        if state != "all":
+            items = [i for i in items if i["state"] == state]
+        key = {"created": "created_at", "updated": "updated_at"}[q.get("sort", "created")]
+        items.sort(key=lambda i: i[key], reverse=q.get("direction", "desc") == "desc")
         return items
 
     def _page(self, items: list[dict[str, Any]], q: dict[str, str]) -> None:

@@ -19,6 +19,12 @@ def hero_node() -> dict[str, Any]:
     return json.loads((WANDB_FIXTURES / f"{HERO}.run.json").read_text())
 
 
+def hero_config() -> dict[str, Any]:
+    """Return the run's full recorded W&B config, every top-level value as {"value": ...}."""
+    config: dict[str, Any] = json.loads((WANDB_FIXTURES / f"{HERO}.config.json").read_text())
+    return config
+
+
 def hero_rows() -> list[dict[str, Any]]:
     """Return the run's recorded history rows, oldest first."""
     lines = (WANDB_FIXTURES / f"{HERO}.history.jsonl").read_text().splitlines()
