@@ -20,6 +20,7 @@ import click
 from chronicle import __version__
 from chronicle.config import load_config
 from chronicle.errors import EXIT_DEGRADED, ChronicleError, SiteCheckError, VerifyError
+from chronicle.models import iso
 
 F = TypeVar("F", bound=Callable[..., Any])
 DIR_OPTION = click.option(
@@ -116,6 +117,8 @@ def snapshot(root: Path, as_of: str | None) -> None:
         and config.source == "live"
         and when < datetime.now(UTC) - timedelta(days=1),
     )
+    for line in result.recovered:
+        click.echo(f"finished an interrupted snapshot: {line}")
     sealed = ", ".join(result.sealed) or "none"
     click.echo(
         f"snapshot {result.snapshot}: {result.rows} new rows, {result.threads} threads, "
@@ -126,6 +129,14 @@ def snapshot(root: Path, as_of: str | None) -> None:
             click.secho(
                 f"warning: source {status.name} failed: {status.error}", fg="yellow", err=True
             )
+    for day in result.incomplete:
+        click.secho(f"warning: {day} sealed without every source after waiting "
+                    "sealing.max_wait_days; its page says so", fg="yellow", err=True)
+    for wait in result.waiting:
+        why = "; ".join(f"{m.source} has not answered since the day ended"
+                        + (f" ({m.error})" if m.error else "") for m in wait.missing)
+        click.echo(f"waiting: {wait.day} is not sealed: {why}; the next snapshot in which it "
+                   f"answers seals it, else it is sealed anyway after {iso(wait.seal_anyway_at)}")
     if result.degraded:
         click.echo("degraded snapshot written (the stored data is intact); exit code 3", err=True)
         sys.exit(EXIT_DEGRADED)
@@ -176,15 +187,29 @@ def check_site(root: Path, site_dir: Path | None) -> None:
 
 @main.command()
 @DIR_OPTION
+@click.option(
+    "--against",
+    metavar="URL|FILE|SHA",
+    default=None,
+    help="Also check that a published chain head (a site's URL or api/latest.json, a saved "
+    "copy of it or of a MANIFEST.json, or the head's sha256) is in this store's chain.",
+)
 @_clean_errors
-def verify(root: Path) -> None:
+def verify(root: Path, against: str | None) -> None:
     """Check every manifest, the hash chain and every sealed page."""
-    from chronicle.store import Store, verify_store
+    from chronicle.store import Store, locked, verify_against, verify_store
 
     config = load_config(root)
     store = Store(config.docs_dir)
-    problems = verify_store(store)
-    snaps = store.snapshots()
+    head = _published_head(against) if against else None
+    with locked(store, "verify") as recovered:
+        for line in recovered:
+            click.echo(f"finished an interrupted snapshot: {line}")
+        problems = verify_store(store)
+        if head is not None:
+            problems += verify_against(store, head)
+        snaps = store.snapshots() if not problems else []
+        days = len(store.sealed_days()) if not problems else 0
     if problems:
         for problem in problems:
             click.secho(f"FAIL {problem}", fg="red", err=True)
@@ -192,9 +217,35 @@ def verify(root: Path) -> None:
             f"{len(problems)} problem(s) in {config.docs_dir}; restore the named "
             "files from git (published files are never rewritten)"
         )
-    click.echo(
-        f"ok: {len(snaps)} snapshots, {len(store.sealed_days())} sealed days, hash chain intact"
-    )
+    tip = f"; head {snaps[-1].id} (manifest sha256 {snaps[-1].manifest_sha256})" if snaps else ""
+    click.echo(f"ok: {len(snaps)} snapshots, {days} sealed days, hash chain intact{tip}")
+    if head is not None:
+        click.echo(f"ok: the head published by {head.source} ({head.sha256[:12]}…) is in "
+                   "this chain")
+
+
+def _published_head(against: str) -> Any:
+    """Return the chain head named by --against: a sha256, a file, a folder or a URL."""
+    import re
+
+    from chronicle.clean import safe_url
+    from chronicle.store import Head, parse_head
+
+    text = against.strip()
+    if re.fullmatch(r"[0-9a-fA-F]{64}", text):
+        return Head(None, text.lower(), "the given sha256")
+    if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://", text):
+        from chronicle.sources.published import fetch_published
+
+        return parse_head(fetch_published(text), safe_url(text))
+    path = Path(text)
+    if path.is_dir():
+        path = path / "api" / "latest.json"
+    if not path.is_file():
+        raise click.BadParameter(
+            f"{against!r} is not a URL, a file, a site folder or a sha256 (64 hex digits)",
+            param_hint="--against")
+    return parse_head(path.read_bytes(), str(path))
 
 
 @main.command()

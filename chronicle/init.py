@@ -12,6 +12,12 @@ from datetime import date
 from pathlib import Path
 
 from chronicle.errors import ChronicleError
+from chronicle.snapshot.preflight import (
+    EXAMPLE_ENTITY,
+    EXAMPLE_PROJECT,
+    EXAMPLE_REPO,
+    EXAMPLE_RUN,
+)
 
 SCAFFOLD = Path(__file__).parent / "scaffold"
 # Where scaffold files land in the new chronicle (scaffold path -> target path).
@@ -108,10 +114,10 @@ class InitOptions:
     start: date = date(2026, 8, 20)
     planned_days: int = 100
     token_budget: str = "18.0e+12"
-    entity: str = "my-entity"
-    project: str = "my-project"
-    runs: tuple[str, ...] = ("my-run-id",)
-    repo: str = "my-org/my-repo"
+    entity: str = EXAMPLE_ENTITY  # `snapshot` refuses a live chronicle still naming these
+    project: str = EXAMPLE_PROJECT
+    runs: tuple[str, ...] = (EXAMPLE_RUN,)
+    repo: str = EXAMPLE_REPO
     issues: tuple[int, ...] = ()
     labels: tuple[str, ...] = ("training-run",)
     url: str = "https://example.org/chronicle/"

@@ -11,7 +11,7 @@ import pytest
 from chronicle.config import RunConfig
 from tests.support.config import make_config
 from tests.support.fakes.wandb_server import FakeWandb
-from tests.support.live import live_chronicle
+from tests.support.live import Live, live_chronicle, live_servers
 
 
 @pytest.fixture
@@ -26,3 +26,10 @@ def live(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path
     """A chronicle wired to fake W&B and GitHub servers (see tests/support/live.py)."""
     with live_chronicle(tmp_path, monkeypatch) as pair:
         yield pair
+
+
+@pytest.fixture
+def live_world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Live]:
+    """The same, with both servers at hand (to change what GitHub serves, too)."""
+    with live_servers(tmp_path, monkeypatch) as world:
+        yield world

@@ -213,8 +213,11 @@ def test_sealed_days_carry_their_changes_and_sequence_lengths(world: World) -> N
     assert set(by_length) == {"4096", "16384"}  # the sealed JSON sorts its keys
     assert by_length["16384"]["p50"] > by_length["4096"]["p50"]
     assert "sequence_length" in fork["provenance"]["figures"]
+    # GitHub was down the night 2026-08-26 closed: the day waited for it (issue #14), so
+    # it is sealed once GitHub answered again, with the PR merged that day (#8625).
     switch = json.loads((days / "2026-08-26.json").read_text())
-    assert [c["kind"] for c in switch["changes"]] == ["mixture"]  # #8625: GitHub was down
+    assert [c["kind"] for c in switch["changes"]] == ["pull_request", "mixture"]
+    assert switch["sealed_by"] == "2026-08-31T031700Z"
     quiet = json.loads((days / "2026-08-21.json").read_text())
     assert quiet["changes"] == [] and quiet["sequence_length"] == [SEQ]
     page = (days / "2026-08-24.md").read_text()

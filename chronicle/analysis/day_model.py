@@ -350,6 +350,8 @@ class DaySummary(TypedDict):
     risks: NotRequired[list[RiskRecord]]
     provenance: NotRequired[dict[str, Any]]
     corrections: NotRequired[list[dict[str, Any]]]
+    # Only on a day sealed after sealing.max_wait_days without every source (snapshot/plan.py).
+    missing_sources: NotRequired[list[dict[str, Any]]]
 
 
 def required_fields(tp: type = DaySummary) -> set[str]:

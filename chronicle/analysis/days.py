@@ -270,14 +270,17 @@ def summarize_day(
     previous: Mapping[str, Any] | None = None,
     backfilled: bool = False,
     changes: RunChanges | None = None,
+    as_of: datetime | None = None,
 ) -> DaySummary:
     """Return the day's figures (the day JSON contract, without the sealing additions).
 
     With `changes`, the day also gets the changes that took effect in it, the sequence
-    length(s) in effect and its token dropping per sequence length.
+    length(s) in effect and its token dropping per sequence length. `as_of` is the time the
+    figures are computed as of (default `sealed_at`): a day sealed late is computed as of
+    the first snapshot taken after it ended, like a timely seal.
     """
     start, end = day_bounds(day)
-    d = _Day(day, start, end, sealed_at.timestamp(), series.window(start, end),
+    d = _Day(day, start, end, (as_of or sealed_at).timestamp(), series.window(start, end),
              series.window(-np.inf, start), series, config, previous)
     tokens = _tokens(d)
     on_from, wall = d.wall_seconds()

@@ -199,6 +199,14 @@ class SimulatedSection:
 
 
 @dataclass(frozen=True, kw_only=True)
+class SealingSection:
+    # A closed day waits for every source to answer; after this many days it is sealed
+    # anyway, marked with the sources it lacks, so a dead API never blocks the archive.
+    max_wait_days: int = option(integer(1, 365), default=7,
+                                doc="days a closed day waits for a failing source")
+
+
+@dataclass(frozen=True, kw_only=True)
 class SiteSection:
     url: str = option(site_url, doc="where the site is published")
     # "" until RunConfig's finish step derives it from the run's name.
@@ -231,6 +239,8 @@ class RunConfig:
                                         doc="failure records and downtime")
     simulated: SimulatedSection = section(SimulatedSection, required=False,
                                           doc="the simulated run (demo)")
+    sealing: SealingSection = section(SealingSection, required=False,
+                                      doc="when a closed day is sealed")
     site: SiteSection = section(SiteSection, doc="the published site")
     # prediction, health checks, risks and claims: top-level keys (config/watchers.py)
     watch: WatchSections = section(WatchSections, inline=True,

@@ -23,6 +23,7 @@ MISSING = "—"  # shown for a missing value: missing is never zero
 # Characters that Markdown (or attr_list / macros-like plugins) would interpret in text.
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]()#+!-])")
 _ENTITIES = {"{": "&#123;", "}": "&#125;", "|": "&#124;"}
+QUOT, APOS = "&#34;", "&#39;"  # how markupsafe escapes quotes
 
 
 def fmt_num(value: Any, digits: int = 3, suffix: str = "") -> str:
@@ -75,9 +76,14 @@ def fmt_time(value: Any) -> str:
 
 
 def md_text(value: Any) -> Markup:
-    """Return untrusted text escaped for both HTML and Markdown (one line)."""
+    """Return untrusted text escaped for both HTML and Markdown (one line).
+
+    Quotes stay quotes: this is text, never an attribute value, and markupsafe's `&#34;`
+    would have its `#` escaped for Markdown and show as typed (`&#34;`) on the page.
+    """
     text = " ".join(str(value).split())
-    out = _MD_SPECIAL.sub(r"\\\1", str(escape(text)))
+    html = str(escape(text)).replace(QUOT, '"').replace(APOS, "'")
+    out = _MD_SPECIAL.sub(r"\\\1", html)
     return Markup("".join(_ENTITIES.get(ch, ch) for ch in out))
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from feedgen.feed import FeedGenerator
 
+from chronicle.clean import clean_text
 from chronicle.models import FailureRecord, iso, parse_time
 from chronicle.render.prose import describe_correction
 
@@ -91,9 +92,11 @@ def rss(items: Sequence[Item], title: str, description: str, page_url: str, feed
     for item in items:  # feedgen prepends: the newest ends up first
         fe = fg.add_entry()
         fe.guid(item.guid, permalink=False)
-        fe.title(item.title)
+        # A store written before text was cleaned at the source may hold control
+        # characters, which XML cannot carry: drop them here too.
+        fe.title(clean_text(item.title))
         fe.link(href=item.link)
-        fe.description(item.html)
+        fe.description(clean_text(item.html))
         fe.pubDate(item.published)
     return bytes(fg.rss_str(pretty=True))
 

@@ -37,8 +37,13 @@ def _recent(series: Series, name: str, since: float) -> np.ndarray:
 
 def render_home(config: RunConfig, days: Sequence[DaySummary], series: Series,
                 failures: Sequence[FailureRecord], stale: Sequence[Mapping[str, Any]],
-                latest: Archived | None) -> str:
-    """Return the home page: the run at a glance, as of the newest data."""
+                latest: Archived | None, waiting: Sequence[Mapping[str, Any]] = (),
+                head_sha256: str | None = None) -> str:
+    """Return the home page: the run at a glance, as of the newest data.
+
+    `waiting` lists the closed days the newest snapshot left unsealed; `head_sha256` is the
+    newest manifest's sha256, published so a copy of the chain can be checked against it.
+    """
     last_t = float(series.timestamp.max()) if len(series) else None
     as_of = datetime.fromtimestamp(last_t, tz=UTC) if last_t is not None else None
     now = as_of or (latest.taken_at if latest else None)
@@ -62,6 +67,7 @@ def render_home(config: RunConfig, days: Sequence[DaySummary], series: Series,
     with_goodput = [d for d in days if d["throughput"].get("goodput") is not None]
     return render(
         "home.md.j2", title=config.site.title, run_name=config.run.name, stale=list(stale),
+        waiting=list(waiting), head_sha256=head_sha256,
         day_now=day_now, planned_days=config.run.planned_days,
         phase=newest.get("phase") if newest else None, progress_pct=pct, tokens_done=tokens,
         token_budget=budget, eta=eta, eta_days=len(window), eta_rate=rate,

@@ -29,10 +29,16 @@ def api_files(inputs: BuildInputs) -> dict[str, str | bytes]:
     out["api/latest.json"] = _dump({
         "snapshot": latest.id if latest else None,
         "taken_at": iso(latest.taken_at) if latest else None,
+        # The chain head: whoever keeps this can later prove a copy was not cut or rewritten
+        # (`chronicle verify --against <url>api/latest.json`).
+        "head": {"snapshot": latest.id, "sha256": latest.manifest_sha256,
+                 "manifest": f"data/{latest.id}/MANIFEST.json"} if latest else None,
         "latest_sealed_day": days[-1]["date"] if days else None,
         "stale_sources": [{"source": s["name"], "since": iso(s["since"]),
                            "last_good_snapshot": s["last_good"], "error": s["error"]}
                           for s in inputs.stale],
+        "waiting_days": [{"day": w["day"], "sources": w["sources"],
+                          "seal_anyway_at": iso(w["seal_anyway_at"])} for w in inputs.waiting],
     })
     return out
 

@@ -1,33 +1,95 @@
-"""`chronicle build`: mkdocs build --strict of the chronicle folder (never the network)."""
+"""`chronicle build`: mkdocs build --strict of the chronicle folder (never the network).
+
+It holds the store's lock (a snapshot must not commit under it), refuses to build into a
+folder holding anything but an earlier chronicle site (mkdocs empties the site folder
+first), and when `--strict` aborts, the error lists the warnings that made it abort.
+"""
 
 from __future__ import annotations
 
+import logging
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from chronicle.config import RunConfig
 from chronicle.errors import ChronicleError
-from chronicle.store import Store
+from chronicle.store import Store, locked
+
+# Files every chronicle site has: a folder holding them is a previous build, safe to empty.
+SITE_MARKERS = ("index.html", "api/latest.json")
+_MAX_WARNINGS = 20  # listed in an error; the rest are counted
+
+
+class _Collect(logging.Handler):
+    """Keep the warnings mkdocs logs during a build (what makes --strict abort)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(" ".join(record.getMessage().split()))
+
+
+def check_site_dir(site_dir: Path, config: RunConfig) -> None:
+    """Refuse a site folder that is a file, or a non-empty folder that is not a site."""
+    if site_dir.exists() and not site_dir.is_dir():
+        raise ChronicleError(f"{site_dir}: not a folder; pass --site-dir a folder for the site")
+    if not site_dir.is_dir() or not any(site_dir.iterdir()):
+        return
+    if all((site_dir / marker).is_file() for marker in SITE_MARKERS):
+        return
+    inside = config.root.resolve().is_relative_to(site_dir.resolve())
+    raise ChronicleError(
+        f"{site_dir}: not empty and not an earlier chronicle site "
+        f"({'it holds the chronicle itself' if inside else 'no ' + ' / '.join(SITE_MARKERS)});"
+        " a build empties its site folder first, so nothing was deleted: pass --site-dir an "
+        "empty or new folder")
+
+
+@contextmanager
+def _source_date_epoch(value: str) -> Iterator[None]:
+    old = os.environ.get("SOURCE_DATE_EPOCH")
+    os.environ["SOURCE_DATE_EPOCH"] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("SOURCE_DATE_EPOCH", None)
+        else:
+            os.environ["SOURCE_DATE_EPOCH"] = old
 
 
 def build_site(config: RunConfig, site_dir: Path | None = None) -> Path:
     """Build the site into `site_dir` (default <root>/site) and return it."""
-    from mkdocs.commands.build import build
-    from mkdocs.config import load_config as load_mkdocs
-    from mkdocs.exceptions import Abort, ConfigurationError, PluginError
-
     mkdocs_yml = config.root / "mkdocs.yml"
     if not mkdocs_yml.is_file():
         raise ChronicleError(
             f"{mkdocs_yml}: missing; run `chronicle init {config.root}` to scaffold it"
         )
     site_dir = site_dir or config.root / "site"
-    latest = Store(config.docs_dir).latest()
-    # Same store, same bytes: dates that mkdocs and the feed plugin would take from the
-    # clock come from the newest snapshot instead.
-    epoch = str(int(latest.taken_at.timestamp())) if latest else "0"
-    old = os.environ.get("SOURCE_DATE_EPOCH")
-    os.environ["SOURCE_DATE_EPOCH"] = epoch
+    check_site_dir(site_dir, config)
+    store = Store(config.docs_dir)
+    with locked(store, "build"):
+        latest = store.latest()
+        # Same store, same bytes: dates that mkdocs and the feed plugin would take from the
+        # clock come from the newest snapshot instead.
+        epoch = str(int(latest.taken_at.timestamp())) if latest else "0"
+        with _source_date_epoch(epoch):
+            _mkdocs_build(config, mkdocs_yml, site_dir)
+    return site_dir
+
+
+def _mkdocs_build(config: RunConfig, mkdocs_yml: Path, site_dir: Path) -> None:
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config as load_mkdocs
+    from mkdocs.exceptions import Abort, ConfigurationError, PluginError
+
+    collect = _Collect()
+    logger = logging.getLogger("mkdocs")
+    logger.addHandler(collect)
     cwd = Path.cwd()
     try:
         os.chdir(config.root)  # gen-files scripts are resolved relative to the cwd
@@ -39,11 +101,12 @@ def build_site(config: RunConfig, site_dir: Path | None = None) -> Path:
         finally:
             cfg.plugins.on_shutdown()
     except (Abort, ConfigurationError, PluginError) as err:
-        raise ChronicleError(f"{mkdocs_yml}: the site build failed: {err}") from err
+        warned = collect.messages
+        listed = "".join(f"\n  - {m}" for m in warned[:_MAX_WARNINGS])
+        if len(warned) > _MAX_WARNINGS:
+            listed += f"\n  - ... and {len(warned) - _MAX_WARNINGS} more"
+        raise ChronicleError(f"{mkdocs_yml}: the site build failed: {err}"
+                             + (f"; the warnings:{listed}" if warned else "")) from err
     finally:
+        logger.removeHandler(collect)
         os.chdir(cwd)
-        if old is None:
-            os.environ.pop("SOURCE_DATE_EPOCH", None)
-        else:
-            os.environ["SOURCE_DATE_EPOCH"] = old
-    return site_dir

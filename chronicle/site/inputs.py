@@ -7,7 +7,6 @@ The store is read here and nowhere else in the build.
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -17,9 +16,10 @@ from chronicle.analysis.changes import ChangeInputs, RunChanges, run_changes
 from chronicle.analysis.day_model import DaySummary
 from chronicle.analysis.mixture import weight_prefix
 from chronicle.analysis.series import Series, build_series
+from chronicle.clean import scrub_urls
 from chronicle.config import CONFIG_NAME, RunConfig
-from chronicle.models import FailureRecord, RunRecord, Thread
-from chronicle.store import SnapshotInfo, Store, sha256_file
+from chronicle.models import FailureRecord, RunRecord, Thread, parse_time
+from chronicle.store import SnapshotInfo, Store, damaged, read_json, sha256_file
 
 log = logging.getLogger("mkdocs.plugins.chronicle")
 
@@ -38,6 +38,7 @@ class BuildInputs:
     runs: list[RunRecord]
     threads: dict[int, list[tuple[SnapshotInfo, Thread]]]
     stale: list[dict[str, Any]]
+    waiting: list[dict[str, Any]]  # closed days the newest snapshot left unsealed, and why
     changes: RunChanges = field(default_factory=RunChanges)
 
     @property
@@ -80,6 +81,7 @@ def load_inputs(config: RunConfig) -> BuildInputs:
         runs=store.load_runs(),
         threads=store.thread_history(),
         stale=stale_sources(snapshots),
+        waiting=waiting_days(snapshots),
         changes=stored_changes(config, store, series),
     )
 
@@ -100,7 +102,10 @@ def _sealed_days(store: Store, sealers: dict[date, SnapshotInfo]) -> list[DaySum
             log.warning("%s: sealed by snapshot %s but missing; run `chronicle verify`",
                         path, snap.id)
             continue
-        out.append(cast(DaySummary, json.loads(path.read_bytes())))
+        d = read_json(path, "sealed day JSON")
+        if not isinstance(d, dict) or d.get("date") != day.isoformat():
+            raise damaged(path, "sealed day JSON", f"not the JSON of day {day.isoformat()}")
+        out.append(cast(DaySummary, d))
     return out
 
 
@@ -120,7 +125,21 @@ def stale_sources(snaps: list[SnapshotInfo]) -> list[dict[str, Any]]:
                 break
             since = snap
         since_at: datetime = since.taken_at
-        out.append({"name": name, "error": status.error, "since": since_at,
+        error = scrub_urls(status.error) if status.error else None  # older stores may hold some
+        out.append({"name": name, "error": error, "since": since_at,
                     "last_good": last_good.id if last_good else None,
                     "last_good_at": last_good.taken_at if last_good else None})
+    return out
+
+
+def waiting_days(snaps: list[SnapshotInfo]) -> list[dict[str, Any]]:
+    """Return the days the newest snapshot left waiting: day, sources and their errors."""
+    if not snaps:
+        return []
+    out = []
+    for w in snaps[-1].manifest.get("waiting") or ():
+        sources = [{**m, "error": scrub_urls(m["error"]) if m.get("error") else None}
+                   for m in w.get("sources") or ()]
+        out.append({"day": w.get("day"), "sources": sources,
+                    "seal_anyway_at": parse_time(w.get("seal_anyway_at"))})
     return out

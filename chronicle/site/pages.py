@@ -36,7 +36,9 @@ class Section:
 
 
 def _home(i: BuildInputs) -> Files:
-    return {"index.md": render_home(i.config, i.days, i.series, i.failures, i.stale, i.latest)}
+    head = i.latest.manifest_sha256 if i.latest else None
+    return {"index.md": render_home(i.config, i.days, i.series, i.failures, i.stale, i.latest,
+                                    waiting=i.waiting, head_sha256=head)}
 
 
 def _run_pages(i: BuildInputs) -> Files:

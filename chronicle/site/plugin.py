@@ -28,6 +28,7 @@ from chronicle.site.inputs import BuildInputs, load_inputs
 from chronicle.site.pages import complete_nav, site_files
 
 log = logging.getLogger("mkdocs.plugins.chronicle")
+_OLD_QUOT, _OLD_APOS = "&\\#34;", "&\\#39;"
 DAY_PAGE = re.compile(r"^days/(\d{4}-\d{2}-\d{2})\.md$")
 _ENCLOSURE = re.compile(r'<enclosure url="([^"]+)" type="[^"]*" length=("None")')
 
@@ -93,6 +94,9 @@ class ChroniclePlugin(BasePlugin):
         if not match:
             return markdown
         day = match.group(1)
+        # Pages sealed before quotes stayed quotes (render.md_text) hold `&\#34;`, which
+        # shows as typed; only the rendering changes, the sealed file is served as is.
+        markdown = markdown.replace(_OLD_QUOT, '"').replace(_OLD_APOS, "'")
         markdown = markdown.rstrip("\n") + "\n\n" + self._cite_sections(day)
         later = [d["date"] for d in self.inputs.days if d["date"] > day]
         if not later:

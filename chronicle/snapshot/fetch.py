@@ -1,7 +1,8 @@
 """Fetching every configured source for one snapshot (snapshot stage; network via sources/).
 
 A source that fails is recorded in the returned statuses, never raised: the snapshot is
-still written for the sources that worked and the stored data stays as it was.
+still written for the sources that worked and the stored data stays as it was. A failure
+message never carries the credentials of a URL (chronicle/clean.py).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from chronicle.clean import scrub_urls
 from chronicle.config import RunConfig
 from chronicle.errors import SourceError
 from chronicle.models import Fetched, SourceStatus
@@ -36,14 +38,14 @@ def fetch_live(config: RunConfig, store: Store, as_of: datetime) -> Fetched:
         ]
         statuses.append(SourceStatus("wandb", True, detail=got.detail))
     except SourceError as err:
-        statuses.append(SourceStatus("wandb", False, error=str(err)))
+        statuses.append(SourceStatus("wandb", False, error=scrub_urls(str(err))))
     try:
         gh = fetch_github(config, since_last_ok(store, "github"), as_of,
                           pulls_since=pulls_listed(store))
         threads, pulls = gh.threads, gh.pulls
         statuses.append(SourceStatus("github", True, detail=gh.detail))
     except SourceError as err:
-        statuses.append(SourceStatus("github", False, error=str(err)))
+        statuses.append(SourceStatus("github", False, error=scrub_urls(str(err))))
     return Fetched(metrics, runs, threads, [], tuple(statuses), pulls=pulls)
 
 

@@ -15,13 +15,14 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from chronicle.analysis.day_model import DERIVED, figure_at, figures
 from chronicle.analysis.series import day_bounds
 from chronicle.config import CONFIG_NAME, RunConfig
 from chronicle.models import FailureRecord, MetricRow, RunRecord
-from chronicle.store import Store, dump_json, parquet_bytes, sha256_bytes, sha256_file
+from chronicle.store import Store, damaged, dump_json, parquet_bytes, sha256_bytes, sha256_file
 
 PROVENANCE_SCHEMA = "chronicle-provenance/1"
 METHOD_PREFIX = "chronicle.days."
@@ -51,7 +52,10 @@ class MetricsFile:
 @functools.lru_cache(maxsize=4096)
 def _time_range(path: str, size: int) -> tuple[float, float] | None:
     """Return (min, max) timestamp of a Parquet file from its footer statistics."""
-    meta = pq.read_metadata(path)
+    try:
+        meta = pq.read_metadata(path)
+    except (OSError, pa.ArrowException) as err:
+        raise damaged(Path(path), "metrics file", err) from err
     names = [meta.schema.column(i).name for i in range(meta.num_columns)]
     if "timestamp" not in names or meta.num_rows == 0:
         return None

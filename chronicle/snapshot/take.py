@@ -3,13 +3,14 @@
 
 This is the only command that touches the network (through sources/, see fetch.py). A
 source that fails is recorded in the manifest and the snapshot is still written for the
-others; nothing stored before is ever changed.
+others; nothing stored before is ever changed. It holds the store's lock throughout, and
+seals only the days whose data is complete (plan.py), as of when a timely seal would have.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from typing import Any
 
 import pyarrow as pa
@@ -17,18 +18,17 @@ import pyarrow as pa
 from chronicle.analysis.incidents import detect_failures
 from chronicle.analysis.series import build_series
 from chronicle.config import RunConfig
-from chronicle.errors import ChronicleError, StoreError
-from chronicle.models import FailureRecord, Fetched, MetricRow, SourceStatus, iso
+from chronicle.models import FailureRecord, Fetched, MetricRow, SourceStatus, Thread
 from chronicle.snapshot.changes import known_changes, pending_snapshot
 from chronicle.snapshot.corrections import snapshot_corrections
+from chronicle.snapshot.evidence import Evidence, EvidenceAt, merge_failures
 from chronicle.snapshot.fetch import Fetcher, fetch_live, fetch_simulated_source
+from chronicle.snapshot.plan import WaitingDay, plan_seals
+from chronicle.snapshot.preflight import check_as_of, check_failure_text, check_scaffold_values
 from chronicle.snapshot.provenance import SealContext
 from chronicle.snapshot.seal import SealInputs, seal_days
 from chronicle.sources.manual import failures_from_threads, load_failures_file
-from chronicle.store import Store, rows_to_table, snapshot_id, write_snapshot
-
-# A nightly job that runs a little late must not be mistaken for a clock in the future.
-_FUTURE_SLACK = timedelta(minutes=5)
+from chronicle.store import Store, locked, rows_to_table, snapshot_id, write_snapshot
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,9 @@ class SnapshotResult:
     sealed: tuple[str, ...]
     statuses: tuple[SourceStatus, ...]
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    waiting: tuple[WaitingDay, ...] = ()  # closed days left unsealed, and why
+    incomplete: tuple[str, ...] = ()  # days sealed anyway without every source
+    recovered: tuple[str, ...] = ()  # what a killed earlier snapshot left, now finished
 
     @property
     def degraded(self) -> bool:
@@ -57,11 +60,23 @@ def take_snapshot(
     backfilled: bool = False,
     now: datetime | None = None,
 ) -> SnapshotResult:
-    """Append one snapshot as of `as_of` and seal every day that has closed."""
-    # Load inputs.
+    """Append one snapshot as of `as_of` and seal every day whose data is complete."""
+    # Bad input stops us before the store is even locked.
+    check_scaffold_values(config)
+    manual = load_failures_file(config)
+    check_failure_text(config, manual)
     store = store or Store(config.docs_dir)
-    _check_time(config, store, as_of, now or datetime.now(UTC))
-    manual = load_failures_file(config)  # a bad failures.yml stops us before any fetch
+    with locked(store, "snapshot") as recovered:
+        store.refresh()
+        result = _take(config, store, as_of, manual, fetcher, backfilled,
+                       now or datetime.now(UTC))
+    return replace(result, recovered=tuple(recovered))
+
+
+def _take(config: RunConfig, store: Store, as_of: datetime, manual: list[FailureRecord],
+          fetcher: Fetcher | None, backfilled: bool, now: datetime) -> SnapshotResult:
+    # Load inputs.
+    check_as_of(config, store, as_of, now)
     if fetcher is None:
         fetcher = fetch_simulated_source if config.source == "simulated" else fetch_live
     fetched = fetcher(config, store, as_of)
@@ -73,11 +88,10 @@ def take_snapshot(
         table = pa.concat_tables([table, rows_to_table(new_rows)], promote_options="default")
     runs = fetched.runs if fetched.runs is not None else store.load_runs()
     series = build_series(table, runs, config)
-    history = {n: [t for _, t in states] for n, states in store.thread_history().items()}
-    for thread in fetched.threads or ():
-        history.setdefault(thread.number, []).append(thread)
+    timed = _timed_threads(store, fetched, as_of)
+    history = {n: [t for _, t in states] for n, states in timed.items()}
     latest_threads = [states[-1] for states in history.values() if states]
-    failures = _merge_failures(
+    failures = merge_failures(
         detect_failures(series, config, as_of),
         failures_from_threads(latest_threads, config),
         manual,
@@ -91,13 +105,18 @@ def take_snapshot(
     pending = pending_snapshot(sid, as_of, fetched.runs, fetched.pulls, context.new_metrics)
     known = known_changes(config, store, series, pending, fetched.runs, fetched.pulls,
                           new_rows)
+    plan = plan_seals(config, store, as_of, sid, fetched.statuses,
+                      float(series.timestamp.min()) if len(series) else None)
+    evidence = EvidenceAt(config, table, runs, timed, lambda: [*manual, *fetched.failures],
+                          (as_of, Evidence(series, failures, history)))
     sealed = seal_days(SealInputs(
-        config, store, as_of, sid, series, failures, history, backfilled,
-        context=context, corrections=tuple(store.pending_corrections() + corrections),
-        changes=known))
+        config, store, as_of, sid, plan.ready, evidence, backfilled, context=context,
+        corrections=tuple(store.pending_corrections() + corrections), changes=known))
     extra: dict[str, Any] = {"backfilled": backfilled} if backfilled else {}
     if corrections:
         extra["corrections"] = corrections
+    if plan.waiting:
+        extra["waiting"] = [w.to_json() for w in plan.waiting]
 
     # Save outputs.
     info = write_snapshot(store, as_of, new_rows, fetched.runs, fetched.threads, failures,
@@ -111,29 +130,20 @@ def take_snapshot(
         failures=len(failures),
         sealed=tuple(sorted(sealed)),
         statuses=fetched.statuses,
+        waiting=plan.waiting,
+        incomplete=tuple(d.day.isoformat() for d in plan.ready if d.missing),
     )
 
 
-def _check_time(config: RunConfig, store: Store, as_of: datetime, now: datetime) -> None:
-    """Refuse an --as-of that is naive, not after the newest snapshot, or in the future."""
-    if as_of.tzinfo is None:
-        raise ValueError("as_of must be an aware UTC datetime")
-    latest = store.latest()
-    if latest is not None and as_of <= latest.taken_at:
-        raise StoreError(
-            f"--as-of {iso(as_of)} is not after the newest snapshot {latest.id} "
-            f"({iso(latest.taken_at)}); snapshots are append-only: pass a later time"
-        )
-    if config.source == "live" and as_of > now + _FUTURE_SLACK:
-        raise ChronicleError(
-            f"--as-of {iso(as_of)} is in the future (now {iso(now)}); "
-            "pass a time that has passed, or omit --as-of"
-        )
-    if (store.data / snapshot_id(as_of)).exists():
-        raise StoreError(
-            f"{store.data / snapshot_id(as_of)}: snapshot already exists; "
-            "snapshots are never rewritten"
-        )
+def _timed_threads(store: Store, fetched: Fetched,
+                   as_of: datetime) -> dict[int, list[tuple[datetime, Thread]]]:
+    """Return each thread's stored states and tonight's, with when each was fetched."""
+    timed: dict[int, list[tuple[datetime, Thread]]] = {
+        n: [(snap.taken_at, t) for snap, t in states]
+        for n, states in store.thread_history().items()}
+    for thread in fetched.threads or ():
+        timed.setdefault(thread.number, []).append((as_of, thread))
+    return timed
 
 
 def _new_rows(store: Store, fetched: Fetched, as_of: datetime) -> list[MetricRow] | None:
@@ -149,13 +159,3 @@ def _new_rows(store: Store, fetched: Fetched, as_of: datetime) -> list[MetricRow
             seen.add(key)
             out.append(row)
     return out
-
-
-def _merge_failures(*groups: list[FailureRecord]) -> list[FailureRecord]:
-    """One record per id; a hand-written record overrides a detected one."""
-    merged: dict[str, FailureRecord] = {}
-    for group in groups:
-        for record in group:
-            merged[record.id] = record
-    return sorted(merged.values(), key=lambda f: (f.start, f.id))
-

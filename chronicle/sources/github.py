@@ -2,9 +2,10 @@
 and the merged pull requests behind the run's changes (sources/pulls.py decides which).
 
 `parse_*` turn REST payloads (issue and comment JSON) into models; they are shared by the
-live fetcher and the simulated source. `fetch_github` is the only function here that
-touches the network: it GETs the REST payloads through PyGithub's Requester (auth,
-bounded retries, rate-limit handling) and hands them to `parse_thread` unchanged.
+live fetcher and the simulated source, and drop the control characters strangers can type
+(chronicle/clean.py): stored text must fit every feed later. `fetch_github` is the only
+function here that touches the network: it GETs the REST payloads through PyGithub's
+Requester (auth, bounded retries, rate-limit handling) and hands them to `parse_thread`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, time
 from typing import Any
 
+from chronicle.clean import clean_line, clean_text, safe_url, scrub_urls
 from chronicle.config import RunConfig, secret
 from chronicle.errors import SourceError
 from chronicle.models import Comment, PullRequest, Thread, parse_time
@@ -26,7 +28,7 @@ _REACTIONS = ("+1", "-1", "laugh", "hooray", "confused", "heart", "rocket", "eye
 
 def _login(user: Any) -> str:
     if isinstance(user, Mapping) and user.get("login"):
-        return str(user["login"])
+        return clean_line(str(user["login"]))
     return "ghost"  # GitHub's name for deleted accounts
 
 
@@ -45,7 +47,7 @@ def parse_comment(raw: Mapping[str, Any]) -> Comment:
     return Comment(
         id=int(raw["id"]),
         author=_login(raw.get("user")),
-        body=str(raw.get("body") or ""),
+        body=clean_text(str(raw.get("body") or "")),
         created_at=created,
         updated_at=parse_time(raw.get("updated_at")) or created,
         url=str(raw.get("html_url") or ""),
@@ -59,13 +61,13 @@ def parse_thread(issue: Mapping[str, Any], comments: Sequence[Mapping[str, Any]]
     if created is None:
         raise ValueError(f"issue #{issue.get('number')} has no created_at")
     labels = tuple(
-        str(lab["name"]) if isinstance(lab, Mapping) else str(lab)
+        clean_line(str(lab["name"]) if isinstance(lab, Mapping) else str(lab))
         for lab in issue.get("labels") or ()
     )
     return Thread(
         number=int(issue["number"]),
-        title=str(issue.get("title") or ""),
-        body=str(issue.get("body") or ""),
+        title=clean_line(str(issue.get("title") or "")),
+        body=clean_text(str(issue.get("body") or "")),
         state=str(issue.get("state") or "open"),
         labels=labels,
         author=_login(issue.get("user")),
@@ -118,6 +120,7 @@ def fetch_github(config: RunConfig, since: datetime | None, as_of: datetime,
             raise ValueError(f"{name}={value!r} is naive: pass an aware UTC datetime")
     token = token or secret("GITHUB_TOKEN")
     api_url = os.environ.get("GITHUB_API_URL", "").strip() or DEFAULT_API_URL
+    shown = safe_url(api_url)  # what messages say: never user:pass@ or ?token=
     wait = float(config.github.max_rate_limit_wait_seconds)
     gh = Github(
         auth=Auth.Token(token) if token else None,
@@ -139,15 +142,15 @@ def fetch_github(config: RunConfig, since: datetime | None, as_of: datetime,
     except RateLimitExceededException as err:
         raise _source_error(_rate_limit_message(err, client, wait, token), token) from err
     except GithubException as err:
-        raise _source_error(_github_message(err, client, api_url, token), token) from err
+        raise _source_error(_github_message(err, client, shown, token), token) from err
     except requests.exceptions.RetryError as err:
         raise _source_error(_retry_message(err, client, wait), token) from err
     except requests.exceptions.RequestException as err:
-        msg = (f"could not reach {api_url} while fetching {client.where} ({type(err).__name__}); "
+        msg = (f"could not reach {shown} while fetching {client.where} ({type(err).__name__}); "
                "check GITHUB_API_URL and the network, then run the snapshot again")
         raise _source_error(msg, token) from err
     except (ValueError, KeyError, TypeError) as err:
-        msg = (f"malformed payload for {client.where}: {err}; GITHUB_API_URL ({api_url}) must "
+        msg = (f"malformed payload for {client.where}: {err}; GITHUB_API_URL ({shown}) must "
                "point at a GitHub REST API; if it does, retry later")
         raise _source_error(msg, token) from err
     finally:
@@ -303,7 +306,7 @@ def _bounded_retry(max_wait: float) -> Any:
 def _source_error(message: str, token: str | None) -> SourceError:
     if token:
         message = message.replace(token, "***")
-    return SourceError("github", message)
+    return SourceError("github", scrub_urls(message))
 
 
 def _rate_limit_message(err: Any, client: _Client, wait: float, token: str | None) -> str:

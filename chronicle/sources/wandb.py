@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from chronicle.clean import clean_line, safe_url, scrub_urls
 from chronicle.config import RunConfig, secret
 from chronicle.errors import SourceError
 from chronicle.models import MetricRow, RunRecord, parse_time
@@ -78,9 +79,9 @@ def parse_run(raw: Mapping[str, Any], parent: str | None = None,
     if created is None:
         raise ValueError(f"run {raw.get('name')!r} has no createdAt")
     return RunRecord(
-        id=str(raw["name"]),
-        name=str(raw.get("displayName") or raw["name"]),
-        state=str(raw.get("state") or "unknown"),
+        id=str(raw["name"]),  # a key: rows name their run by it, verbatim
+        name=clean_line(str(raw.get("displayName") or raw["name"])),
+        state=clean_line(str(raw.get("state") or "unknown")),
         created_at=created,
         heartbeat_at=parse_time(raw.get("heartbeatAt")),
         config=_unwrap_config(_json_field(raw.get("config"))),
@@ -168,7 +169,8 @@ def fetch_wandb(config: RunConfig, last_steps: dict[str, int], as_of: datetime,
             fork_step = None
             if parent is not None and node["name"] not in last_steps and len(rows) > first:
                 fork_step = min(int(r["step"]) for r in rows[first:])
-            runs.append(parse_run(node, parent=parent, fork_step=fork_step, url=str(run.url)))
+            runs.append(parse_run(node, parent=parent, fork_step=fork_step,
+                                  url=safe_url(str(run.url))))
         parent = runs[-1].id
     # Save outputs.
     detail = {"rows": len(rows), "runs": len(runs), "history_pages": stats["pages"],
@@ -183,7 +185,7 @@ def _open_api(config: RunConfig, key: str) -> Any:
     os.environ.setdefault("WANDB_ERROR_REPORTING", "false")  # else it posts telemetry
     base_url = os.environ.get("WANDB_BASE_URL", DEFAULT_BASE_URL)
     timeout = config.wandb.timeout_seconds
-    with _failing(f"signing in to W&B at {base_url}", key):
+    with _failing(f"signing in to W&B at {safe_url(base_url)}", key):
         import wandb
 
         wandb.setup(settings=wandb.Settings(
@@ -276,9 +278,10 @@ def _hint(text: str) -> str:
 
 
 def _scrub(text: str, key: str) -> str:
-    """Remove the API key (plain or in a Basic auth header) from a message."""
+    """Remove the API key (plain or in a Basic auth header) and the credentials of any URL
+    (WANDB_BASE_URL's user:pass@, ?token=) from a message."""
     basic = base64.b64encode(f"api:{key}".encode()).decode()
-    return text.replace(key, "[WANDB_API_KEY]").replace(basic, "[credentials]")
+    return scrub_urls(text.replace(key, "[WANDB_API_KEY]").replace(basic, "[credentials]"))
 
 
 def _safe_cause(err: BaseException, key: str) -> BaseException:

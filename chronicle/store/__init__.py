@@ -1,11 +1,15 @@
 """The append-only, checksummed store under docs/ (store stage).
 
 read.py reads it (`Store`), write.py appends a snapshot and seals days
-(`write_snapshot`, the only writer), verify.py checks the hash chain (`verify_store`),
-hashing.py and tables.py give the bytes their checksums are taken of.
+(`write_snapshot`, the only writer), lock.py lets one process at a time in (`locked`),
+verify.py checks the hash chain (`verify_store`), manifest.py the shape of a manifest,
+files.py names a damaged file, hashing.py and tables.py give the bytes their checksums
+are taken of.
 """
 
+from chronicle.store.files import damaged, read_json
 from chronicle.store.hashing import dump_json, sha256_bytes, sha256_file
+from chronicle.store.lock import StoreBusy, locked
 from chronicle.store.read import (
     DATA_DIR,
     DAYS_DIR,
@@ -16,23 +20,31 @@ from chronicle.store.read import (
     snapshot_id,
 )
 from chronicle.store.tables import parquet_bytes, rows_to_table
-from chronicle.store.verify import Problem, verify_store
-from chronicle.store.write import write_snapshot
+from chronicle.store.verify import Head, Problem, parse_head, verify_against, verify_store
+from chronicle.store.write import finish_interrupted, write_snapshot
 
 __all__ = [
     "DATA_DIR",
     "DAYS_DIR",
     "MANIFEST",
+    "Head",
     "Problem",
     "SnapshotInfo",
     "Store",
+    "StoreBusy",
+    "damaged",
     "dump_json",
+    "finish_interrupted",
+    "locked",
     "parquet_bytes",
+    "parse_head",
     "parse_snapshot_id",
+    "read_json",
     "rows_to_table",
     "sha256_bytes",
     "sha256_file",
     "snapshot_id",
+    "verify_against",
     "verify_store",
     "write_snapshot",
 ]

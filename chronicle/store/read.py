@@ -12,15 +12,14 @@ is store/write.py's and checking store/verify.py's.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from chronicle.errors import StoreError
 from chronicle.models import (
     FailureRecord,
     MetricRow,
@@ -30,15 +29,20 @@ from chronicle.models import (
     Thread,
     parse_time,
 )
+from chronicle.store.files import damaged, parse_records, read_parquet
 from chronicle.store.hashing import sha256_bytes
+from chronicle.store.manifest import manifest_problems
 
 MANIFEST = "MANIFEST.json"
 MANIFEST_FORMAT = "chronicle-manifest/1"
 DATA_DIR = "data"
 DAYS_DIR = "days"
 TMP_PREFIX = ".tmp-"
+STAGED = ".sealed"  # inside a snapshot folder: its sealed day files, until published
+LOCK_FILE = ".chronicle.lock"  # in the chronicle folder (next to docs/): one writer at a time
 SNAPSHOT_FILES = ("metrics.parquet", "runs.json", "threads.json", "pulls.json",
                   "failures.json")
+T = TypeVar("T")
 
 
 def snapshot_id(when: datetime) -> str:
@@ -95,12 +99,13 @@ def read_snapshot_info(folder: Path) -> SnapshotInfo:
     try:
         raw = path.read_bytes()
         manifest = json.loads(raw)
-        taken = parse_time(manifest["taken_at"])
-    except (OSError, ValueError, KeyError) as err:
-        raise StoreError(
-            f"{path}: unreadable manifest ({err}); run `chronicle verify` to see what is "
-            "damaged, and restore the folder from git (`git checkout -- docs/data`)"
-        ) from err
+    except (OSError, ValueError) as err:
+        raise damaged(path, "manifest", err) from err
+    problems = manifest_problems(manifest)
+    if problems:
+        more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+        raise damaged(path, "manifest", "; ".join(problems[:3]) + more)
+    taken = parse_time(manifest["taken_at"])
     assert taken is not None
     return SnapshotInfo(folder.name, taken, folder, manifest, sha256_bytes(raw))
 
@@ -151,7 +156,7 @@ class Store:
             self._cache = _Cache()
         new = [s for s in snaps[len(self._cache.ids) :] if "metrics.parquet" in s.files]
         tables = [self._cache.metrics] if self._cache.metrics is not None else []
-        tables += [pq.read_table(s.path / "metrics.parquet") for s in new]
+        tables += [read_parquet(s.path / "metrics.parquet") for s in new]
         if not tables:
             table = pa.table(
                 {
@@ -186,29 +191,29 @@ class Store:
                 out[run] = step
         return out
 
-    def _latest_json(self, name: str) -> tuple[SnapshotInfo, Any] | None:
+    def _latest(self, name: str, what: str, parse: Callable[[Any], T]) -> list[T] | None:
         for snap in reversed(self.snapshots()):
             if name in snap.files:
-                return snap, json.loads((snap.path / name).read_bytes())
+                return parse_records(snap.path / name, what, parse)
         return None
 
     def load_runs(self) -> list[RunRecord]:
         """Return the W&B run records of the newest snapshot that has them."""
-        found = self._latest_json("runs.json")
-        return [RunRecord.from_json(r) for r in found[1]] if found else []
+        return self._latest("runs.json", "run records file", RunRecord.from_json) or []
 
     def load_failures(self) -> list[FailureRecord]:
         """Return the failure records known at the newest snapshot that has them."""
-        found = self._latest_json("failures.json")
-        return [FailureRecord.from_json(r) for r in found[1]] if found else []
+        found = self._latest("failures.json", "failure records file", FailureRecord.from_json)
+        return found or []
 
     def failures_first_seen(self) -> dict[str, datetime]:
         """Return when each failure id first appeared in a snapshot's failures.json."""
         seen: dict[str, datetime] = {}
         for snap in self.snapshots():
             if "failures.json" in snap.files:
-                for raw in json.loads((snap.path / "failures.json").read_bytes()):
-                    seen.setdefault(str(raw["id"]), snap.taken_at)
+                path = snap.path / "failures.json"
+                for fid in parse_records(path, "failure records file", lambda r: str(r["id"])):
+                    seen.setdefault(fid, snap.taken_at)
         return seen
 
     def thread_history(self) -> dict[int, list[tuple[SnapshotInfo, Thread]]]:
@@ -217,21 +222,21 @@ class Store:
         for snap in self.snapshots():
             if "threads.json" not in snap.files:
                 continue
-            for raw in json.loads((snap.path / "threads.json").read_bytes()):
-                thread = Thread.from_json(raw)
+            for thread in parse_records(snap.path / "threads.json", "issue threads file",
+                                        Thread.from_json):
                 out.setdefault(thread.number, []).append((snap, thread))
         return out
 
     def run_history(self) -> list[tuple[SnapshotInfo, list[RunRecord]]]:
         """Return each snapshot's W&B run records (runs.json), oldest first."""
-        return [(snap, [RunRecord.from_json(r) for r in json.loads(
-                    (snap.path / "runs.json").read_bytes())])
+        return [(snap, parse_records(snap.path / "runs.json", "run records file",
+                                     RunRecord.from_json))
                 for snap in self.snapshots() if "runs.json" in snap.files]
 
     def pull_history(self) -> list[tuple[SnapshotInfo, list[PullRequest]]]:
         """Return each snapshot's merged pull requests (pulls.json), oldest first."""
-        return [(snap, [PullRequest.from_json(p) for p in json.loads(
-                    (snap.path / "pulls.json").read_bytes())])
+        return [(snap, parse_records(snap.path / "pulls.json", "pull requests file",
+                                     PullRequest.from_json))
                 for snap in self.snapshots() if "pulls.json" in snap.files]
 
     def rows_with(self, key: str, prefix: str = "") -> list[tuple[SnapshotInfo, list[MetricRow]]]:
@@ -245,11 +250,11 @@ class Store:
             if "metrics.parquet" not in snap.files:
                 continue
             path = snap.path / "metrics.parquet"
-            names = pq.read_schema(path).names
+            names = read_parquet(path, schema_only=True).schema.names
             if key not in names:
                 continue
             extra = [n for n in names if prefix and n.startswith(prefix) and n != key]
-            table = pq.read_table(path, columns=["run", "step", "timestamp", key, *extra])
+            table = read_parquet(path, columns=["run", "step", "timestamp", key, *extra])
             table = table.filter(table.column(key).is_valid())
             rows = [{k: v for k, v in row.items() if v is not None} for row in table.to_pylist()]
             if rows:

@@ -1,19 +1,26 @@
 """`chronicle verify`: check every manifest, the hash chain and every sealed file (store stage).
 
 Pure reading: it returns findings and changes nothing. A finding names the file (relative
-to the chronicle folder) and what is wrong with it.
+to the chronicle folder) and what is wrong with it. A damaged manifest is one finding among
+the others, never the end of the check. The chain's newest snapshot can only be checked
+against a copy of it published earlier (`verify_against`): the home page and
+api/latest.json publish its manifest's sha256.
 """
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chronicle.errors import StoreError
-from chronicle.store.hashing import sha256_file
-from chronicle.store.read import MANIFEST, SnapshotInfo, Store
+from chronicle.errors import ChronicleError
+from chronicle.models import parse_time
+from chronicle.store.hashing import sha256_bytes, sha256_file
+from chronicle.store.manifest import SHA256, SNAPSHOT_ID, manifest_problems, sealed_problems
+from chronicle.store.read import MANIFEST, MANIFEST_FORMAT, SnapshotInfo, Store, snapshot_id
 
 
 @dataclass
@@ -27,59 +34,223 @@ class Problem:
         return f"{self.path}: {self.message}"
 
 
+@dataclass(frozen=True)
+class Head:
+    """A published chain head: the newest snapshot's id (if known), its manifest's sha256."""
+
+    snapshot: str | None
+    sha256: str
+    source: str  # where it was read, for messages
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """One snapshot folder: its manifest's bytes (None: missing) and, if well-formed, it."""
+
+    folder: Path
+    raw: bytes | None
+    info: SnapshotInfo | None
+    manifest: Any = None  # parsed, even when malformed
+
+    @property
+    def sha256(self) -> str | None:
+        return sha256_bytes(self.raw) if self.raw is not None else None
+
+
 def verify_store(store: Store) -> list[Problem]:
     """Check every manifest, the hash chain and every sealed file; return the problems."""
-    try:
-        snaps = store.snapshots()
-    except StoreError as err:
-        return [Problem(str(store.data), str(err))]
-    problems: list[Problem] = []
-    previous: SnapshotInfo | None = None
+    if not store.docs.is_dir():
+        return [Problem(str(store.docs), "missing: the store (docs/) is not here; check --dir, "
+                                         "or restore docs/ from git")]
+    problems = _check_layout(store)
+    entries, found = _read_entries(store)
+    problems += found
+    previous: _Entry | None = None
     sealed_paths: set[str] = set()
-    for snap in snaps:
-        problems += _check_link(store, snap, previous)
-        problems += _check_snapshot_files(store, snap)
-        for files in snap.sealed.values():
+    sealed_by: dict[str, str] = {}
+    for entry in entries:
+        problems += _check_link(store, entry, previous)
+        previous = entry
+        if entry.info is not None:
+            problems += _check_snapshot_files(store, entry.info)
+        for day, files in _sealed_of(entry).items():
+            where = _rel(store, entry.folder / MANIFEST)
+            if day in sealed_by:
+                problems.append(Problem(where, f"seals day {day} again (already sealed by "
+                                               f"{sealed_by[day]}): a day is sealed once"))
+            sealed_by.setdefault(day, entry.folder.name)
             for sealed_rel, meta in files.items():
                 sealed_paths.add(sealed_rel)
                 problems += _check_file(store, store.docs / sealed_rel, meta)
-        previous = snap
-    if store.days.is_dir():
-        for path in sorted(store.days.rglob("*")):
-            if path.is_file() and str(path.relative_to(store.docs)) not in sealed_paths:
-                problems.append(Problem(
-                    _rel(store, path),
-                    "not sealed by any snapshot manifest "
-                    "(added out of order, or left by an interrupted run)"))
-    return problems
+    return problems + _unsealed(store, sealed_paths)
+
+
+def _sealed_of(entry: _Entry) -> dict[str, dict[str, Any]]:
+    """Return what a manifest seals, even one malformed elsewhere (if this part is sound)."""
+    if entry.info is not None:
+        return entry.info.sealed
+    manifest = entry.manifest
+    if isinstance(manifest, Mapping) and not sealed_problems(manifest.get("sealed", {})):
+        return dict(manifest.get("sealed", {}))
+    return {}
+
+
+def _unsealed(store: Store, sealed_paths: set[str]) -> list[Problem]:
+    """Find the files in docs/days no manifest seals (one finding per day)."""
+    if not store.days.is_dir():
+        return []
+    by_day: dict[str, list[Path]] = {}
+    for path in sorted(store.days.rglob("*")):
+        rel = path.relative_to(store.docs).as_posix()
+        if path.is_file() and rel not in sealed_paths:
+            by_day.setdefault(rel.split("/")[1].split(".")[0], []).append(path)
+    out = []
+    for paths in by_day.values():
+        shown = next((p for p in paths if p.suffix == ".md"), paths[0])
+        more = f" (and {len(paths) - 1} more file(s) of that day)" if len(paths) > 1 else ""
+        out.append(Problem(_rel(store, shown) + more,
+                           "not sealed by any readable snapshot manifest (added by hand or "
+                           "out of order, or its manifest is damaged: see above)"))
+    return out
+
+
+def parse_head(data: bytes, source: str) -> Head:
+    """Return the chain head published in `data`: an api/latest.json, or a MANIFEST.json."""
+    try:
+        doc = json.loads(data)
+    except ValueError as err:
+        raise ChronicleError(f"{source}: not JSON ({err}); pass a chronicle's api/latest.json, "
+                             "a MANIFEST.json, or the head's sha256") from None
+    if isinstance(doc, Mapping) and isinstance(doc.get("head"), Mapping):
+        head = doc["head"]
+        sid, sha = head.get("snapshot"), head.get("sha256")
+        if isinstance(sid, str) and isinstance(sha, str) and SHA256.match(sha):
+            return Head(sid, sha, source)
+    if isinstance(doc, Mapping) and doc.get("format") == MANIFEST_FORMAT:
+        return Head(str(doc.get("snapshot")), sha256_bytes(data), source)
+    older = isinstance(doc, Mapping) and "snapshot" in doc and "head" not in doc
+    raise ChronicleError(f"{source}: holds no chain head" + (
+        " (a site built by an older chronicle publishes none: use the sha256 of the "
+        "newest MANIFEST.json it serves)" if older else
+        "; pass a chronicle's api/latest.json, a MANIFEST.json, or the head's sha256"))
+
+
+def verify_against(store: Store, head: Head) -> list[Problem]:
+    """Check that the published chain head `head` is in this store's hash chain."""
+    entries, _ = _read_entries(store)
+    for entry in entries:
+        if entry.sha256 == head.sha256:
+            if head.snapshot not in (None, entry.folder.name):
+                return [Problem(_rel(store, entry.folder / MANIFEST),
+                                f"{head.source} names the head {head.snapshot}, but the "
+                                f"manifest with its sha256 is {entry.folder.name}'s")]
+            return []
+    local = next((e for e in entries if e.folder.name == head.snapshot), None)
+    newest = entries[-1].folder.name if entries else "no snapshot"
+    if local is not None:
+        return [Problem(_rel(store, local.folder / MANIFEST),
+                        f"rewritten: {head.source} published its sha256 as "
+                        f"{head.sha256[:12]}…, this copy's is {str(local.sha256)[:12]}…")]
+    if head.snapshot is not None:
+        return [Problem(_rel(store, store.data / head.snapshot),
+                        f"missing: {head.source} published snapshot {head.snapshot} as the "
+                        f"chain head; this copy ends at {newest}: its newest snapshots were "
+                        "removed (or this copy is older than the published one: update it)")]
+    return [Problem(_rel(store, store.data),
+                    f"no manifest has the sha256 {head.sha256[:12]}… given by {head.source}: "
+                    f"the chain (ending at {newest}) was truncated or rewritten, or the "
+                    "checksum is not a chronicle manifest's")]
 
 
 def _rel(store: Store, path: Path) -> str:
-    return str(path.relative_to(store.docs.parent))
+    return path.relative_to(store.docs.parent).as_posix()
 
 
-def _check_link(store: Store, snap: SnapshotInfo, previous: SnapshotInfo | None) -> list[Problem]:
-    """Check that a manifest names its folder and its predecessor's sha256."""
-    where = _rel(store, snap.path / MANIFEST)
-    m = snap.manifest
+def _check_layout(store: Store) -> list[Problem]:
+    """Find what has no place in the store: stray entries in docs/data, symlinks."""
+    out: list[Problem] = []
+    if store.data.is_dir():
+        for child in sorted(store.data.iterdir()):
+            if child.is_symlink():
+                continue  # reported below
+            if child.name.startswith("."):
+                out.append(Problem(_rel(store, child), "a hidden entry in docs/data, which "
+                                   "`build` publishes as is: remove it"))
+            elif not child.is_dir():
+                out.append(Problem(_rel(store, child), "a file directly in docs/data (which "
+                                   "`build` publishes as is); snapshots are folders: remove it"))
+            elif not SNAPSHOT_ID.match(child.name):
+                out.append(Problem(_rel(store, child), "not a snapshot folder (named like "
+                                   "2026-09-30T031700Z): remove it from docs/data"))
+    for top in (store.data, store.days):
+        for dirpath, dirnames, filenames in os.walk(top) if top.is_dir() else ():
+            for name in sorted(dirnames + filenames):
+                path = Path(dirpath) / name
+                if path.is_symlink():
+                    out.append(Problem(_rel(store, path), "a symlink: the store holds regular "
+                                       "files only (a link can point anywhere): replace it "
+                                       "with the file from git"))
+    return out
+
+
+def _read_entries(store: Store) -> tuple[list[_Entry], list[Problem]]:
+    """Return every snapshot folder, oldest first, and the problems of its manifest."""
+    entries: list[_Entry] = []
+    problems: list[Problem] = []
+    if not store.data.is_dir():
+        return entries, problems
+    for child in sorted(store.data.iterdir()):
+        if (child.name.startswith(".") or child.is_symlink() or not child.is_dir()
+                or not SNAPSHOT_ID.match(child.name)):
+            continue
+        path, where = child / MANIFEST, _rel(store, child / MANIFEST)
+        if not path.is_file():
+            problems.append(Problem(where, "missing: every snapshot folder has a manifest"))
+            entries.append(_Entry(child, None, None))
+            continue
+        raw = path.read_bytes()
+        try:
+            manifest: Any = json.loads(raw)
+        except ValueError as err:
+            problems.append(Problem(where, f"not valid JSON ({err})"))
+            entries.append(_Entry(child, raw, None))
+            continue
+        found = manifest_problems(manifest)
+        problems += [Problem(where, f"malformed: {p}") for p in found]
+        taken = None if found else parse_time(manifest["taken_at"])
+        info = SnapshotInfo(child.name, taken, child, manifest, sha256_bytes(raw)) if taken \
+            else None
+        entries.append(_Entry(child, raw, info, manifest))
+    return entries, problems
+
+
+def _check_link(store: Store, entry: _Entry, previous: _Entry | None) -> list[Problem]:
+    """Check that a manifest names its folder, its time and its predecessor's sha256."""
+    if entry.info is None:
+        return []
+    where = _rel(store, entry.folder / MANIFEST)
+    m, sid = entry.info.manifest, entry.folder.name
     out = []
-    if m.get("snapshot") != snap.id:
+    if m.get("snapshot") != sid:
         out.append(Problem(where, f"names snapshot {m.get('snapshot')!r} but lives in folder "
-                                  f"{snap.id}"))
+                                  f"{sid}"))
+    elif snapshot_id(entry.info.taken_at) != sid:
+        out.append(Problem(where, f"taken_at {m.get('taken_at')} does not match its id {sid}"))
     prev = m.get("previous")
     if previous is None and prev is not None:
         out.append(Problem(where, f"chain broken: its predecessor {prev.get('snapshot')} "
                                   "is missing (a snapshot was deleted)"))
     elif previous is not None:
-        if prev is None or prev.get("snapshot") != previous.id:
+        before = previous.folder.name
+        if prev is None or prev.get("snapshot") != before:
             want = prev.get("snapshot") if prev else None
             out.append(Problem(where, f"chain broken: names predecessor {want}, but the "
-                                      f"previous snapshot on disk is {previous.id} (a snapshot "
+                                      f"previous snapshot on disk is {before} (a snapshot "
                                       "was deleted or added out of order)"))
-        elif prev.get("sha256") != previous.manifest_sha256:
-            out.append(Problem(_rel(store, previous.path / MANIFEST),
+        elif previous.raw is not None and prev.get("sha256") != previous.sha256:
+            out.append(Problem(_rel(store, previous.folder / MANIFEST),
                                "altered: its sha256 no longer matches the one recorded by the "
-                               f"next snapshot {snap.id}"))
+                               f"next snapshot {sid}"))
     return out
 
 

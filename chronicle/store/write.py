@@ -1,8 +1,13 @@
 """Appending one snapshot (and the days it seals) to the store (store stage).
 
 The only code that writes docs/data and docs/days. A snapshot is written to a temporary
-folder and renamed into place: the rename is the commit point. Each MANIFEST.json names
-its predecessor's sha256, so the manifests form a hash chain (store/verify.py walks it).
+folder, the files of the days it seals staged inside it (`.sealed/days/...`), and the
+folder is renamed into place: that one rename commits both. The staged day files are then
+moved to docs/days. A run killed before the rename leaves a `.tmp-*` folder that never
+committed; one killed after it leaves staged files whose snapshot's manifest proves them
+sealed: `finish_interrupted` (run by every command that takes the store lock) deletes the
+first and publishes the second, so no reader ever sees a day file no manifest seals.
+Each MANIFEST.json names its predecessor's sha256: the manifests form a hash chain.
 """
 
 from __future__ import annotations
@@ -25,11 +30,12 @@ from chronicle.models import (
     Thread,
     iso,
 )
-from chronicle.store.hashing import dump_json, sha256_bytes
+from chronicle.store.hashing import dump_json, sha256_bytes, sha256_file
 from chronicle.store.read import (
     DAYS_DIR,
     MANIFEST,
     MANIFEST_FORMAT,
+    STAGED,
     TMP_PREFIX,
     SnapshotInfo,
     Store,
@@ -79,7 +85,7 @@ def write_snapshot(
                 f"{store.days / (day + '.md')}: day {day} was sealed by snapshot "
                 f"{already[date.fromisoformat(day)].id}; sealed pages never change"
             )
-    _clean_interrupted(store)
+    finish_interrupted(store)
     tmp = store.data / f"{TMP_PREFIX}{sid}"
     tmp.mkdir(parents=True)
 
@@ -93,31 +99,40 @@ def write_snapshot(
         for day, day_files in sorted(sealed.items()):
             sealed_meta[day] = {}
             for rel, blob in sorted(day_files.items()):
-                _write_day_file(store, rel, blob, sealed_paths)
+                _stage_day_file(store, tmp, rel, blob, sealed_paths)
                 sealed_meta[day][rel] = {"sha256": sha256_bytes(blob), "size": len(blob)}
-        manifest = {
-            "format": MANIFEST_FORMAT,
-            "snapshot": sid,
-            "taken_at": iso(taken_at),
-            "chronicle_version": __version__,
-            "previous": (
-                {"snapshot": latest.id, "sha256": latest.manifest_sha256} if latest else None
-            ),
-            "files": {
-                n: {"sha256": sha256_bytes(b), "size": len(b)} for n, b in sorted(files.items())
-            },
-            "sources": {s.name: s.to_json() for s in statuses},
-            "sealed": sealed_meta,
-            **(dict(extra) if extra else {}),
-        }
+        manifest = _manifest(sid, taken_at, latest, files, statuses, sealed_meta, extra)
         (tmp / MANIFEST).write_bytes(dump_json(manifest))
-        # Save outputs: the rename is the commit point.
+        # Save outputs: the rename commits the snapshot and the days it seals at once.
         os.replace(tmp, final)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     store.refresh()
-    return read_snapshot_info(final)
+    info = read_snapshot_info(final)
+    _publish(store, info)
+    return info
+
+
+def _manifest(sid: str, taken_at: datetime, latest: SnapshotInfo | None,
+              files: Mapping[str, bytes], statuses: Iterable[SourceStatus],
+              sealed: Mapping[str, Any], extra: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Return a snapshot's manifest: its files, sources, sealed days, and its predecessor."""
+    return {
+        "format": MANIFEST_FORMAT,
+        "snapshot": sid,
+        "taken_at": iso(taken_at),
+        "chronicle_version": __version__,
+        "previous": (
+            {"snapshot": latest.id, "sha256": latest.manifest_sha256} if latest else None
+        ),
+        "files": {
+            n: {"sha256": sha256_bytes(b), "size": len(b)} for n, b in sorted(files.items())
+        },
+        "sources": {s.name: s.to_json() for s in statuses},
+        "sealed": sealed,
+        **(dict(extra) if extra else {}),
+    }
 
 
 def _snapshot_files(
@@ -141,22 +156,49 @@ def _snapshot_files(
     return files
 
 
-def _write_day_file(store: Store, rel: str, blob: bytes, sealed_paths: set[str]) -> None:
+def _stage_day_file(store: Store, tmp: Path, rel: str, blob: bytes,
+                    sealed_paths: set[str]) -> None:
     if not rel.startswith(DAYS_DIR + "/") or ".." in Path(rel).parts:
         raise ValueError(f"sealed files live under {DAYS_DIR}/, got {rel!r}")
-    path = store.docs / rel
     if rel in sealed_paths:
-        raise StoreError(f"{path}: already sealed; sealed pages are never rewritten")
+        raise StoreError(f"{store.docs / rel}: already sealed; sealed pages are never rewritten")
+    path = tmp / STAGED / rel
     path.parent.mkdir(parents=True, exist_ok=True)
-    part = path.with_name(path.name + ".part")
-    part.write_bytes(blob)
-    # A file here that no manifest seals is left over from an interrupted snapshot
-    # that never committed: replacing it loses nothing published.
-    os.replace(part, path)
+    path.write_bytes(blob)
 
 
-def _clean_interrupted(store: Store) -> None:
-    if store.data.is_dir():
-        for child in store.data.iterdir():
-            if child.name.startswith(TMP_PREFIX):
-                shutil.rmtree(child, ignore_errors=True)
+def _publish(store: Store, snap: SnapshotInfo) -> None:
+    """Move a committed snapshot's staged day files to docs/days (idempotent)."""
+    staged = snap.path / STAGED
+    if not staged.is_dir():
+        return
+    wanted = {rel: meta for files in snap.sealed.values() for rel, meta in files.items()}
+    for path in sorted(p for p in staged.rglob("*") if p.is_file() and not p.is_symlink()):
+        rel = path.relative_to(staged).as_posix()
+        meta, target = wanted.get(rel), store.docs / rel
+        if meta is None or sha256_file(path) != meta["sha256"]:
+            continue  # not what the manifest seals: never published (removed below)
+        # A file already at `target` is sealed by no other manifest (a path is sealed
+        # once): it is debris of an older version's interrupted run, safe to replace.
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(path, target)
+    shutil.rmtree(staged)
+
+
+def finish_interrupted(store: Store) -> list[str]:
+    """Finish what a killed snapshot left; return what was done, one line each.
+
+    A `.tmp-*` folder never committed: deleted. Staged day files of a committed snapshot
+    are sealed by its manifest: published. Nothing else is touched.
+    """
+    done: list[str] = []
+    if not store.data.is_dir():
+        return done
+    for child in sorted(store.data.iterdir()):
+        if child.name.startswith(TMP_PREFIX) and child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child, ignore_errors=True)
+            done.append(f"removed {child.name}: a snapshot interrupted before it committed")
+        elif (child / STAGED).is_dir() and (child / MANIFEST).is_file():
+            _publish(store, read_snapshot_info(child))
+            done.append(f"published the days sealed by {child.name} (interrupted after commit)")
+    return done

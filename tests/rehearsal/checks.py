@@ -95,9 +95,8 @@ def check_night(root: Path, night: Night, world: World, before: Sequence[NightRe
     rows, threads = check_data(root, night, world, before)
     head = check_git(root, night, before)
     check_site(root, night)
-    day = (night.as_of.date() - timedelta(days=1)).isoformat()
-    return NightResult(night.number, night.story, snapshot_id(night.as_of), code, rows, (day,),
-                       threads, head, seconds, note)
+    return NightResult(night.number, night.story, snapshot_id(night.as_of), code, rows,
+                       night.seals, threads, head, seconds, note)
 
 
 def check_snapshot(root: Path, night: Night, before: Sequence[NightResult],
@@ -125,9 +124,14 @@ def check_snapshot(root: Path, night: Night, before: Sequence[NightResult],
     statuses = {k: v["status"] for k, v in manifest["sources"].items()}
     want = {"wandb": "failed" if night.wandb_fails else "ok", "github": "ok"}
     _require(statuses == want, n, "source statuses in the manifest", str(manifest["sources"]))
-    day = (night.as_of.date() - timedelta(days=1)).isoformat()
-    _require(sorted(manifest["sealed"]) == [day], n, "seals exactly the day that closed",
-             f"sealed {sorted(manifest['sealed'])}, expected {day}")
+    _require(tuple(sorted(manifest["sealed"])) == night.seals, n,
+             "seals exactly the closed days whose sources all answered",
+             f"sealed {sorted(manifest['sealed'])}, expected {list(night.seals)}")
+    waiting = [w["day"] for w in manifest.get("waiting", [])]
+    want_waiting = [(night.as_of.date() - timedelta(days=1)).isoformat()] \
+        if night.wandb_fails else []
+    _require(waiting == want_waiting, n, "the manifest lists the days that wait",
+             f"waiting {waiting}, expected {want_waiting}")
     return code
 
 
@@ -161,7 +165,6 @@ def check_git(root: Path, night: Night, before: Sequence[NightResult]) -> str:
     """One new commit on the remote, child of the last, adding only tonight's files."""
     n, remote = night.number, root / "remote.git"
     sid = snapshot_id(night.as_of)
-    day = (night.as_of.date() - timedelta(days=1)).isoformat()
     head = git(remote, "rev-parse", "main")
     previous = before[-1].commit if before else git(remote, "rev-list", "--max-parents=0", "main")
     parent = git(remote, "rev-parse", "main^")
@@ -175,7 +178,8 @@ def check_git(root: Path, night: Night, before: Sequence[NightResult]) -> str:
         _require(parent == previous, n, "history only grows",
                  f"main^ is not the previous night's commit {previous[:10]}")
     subject, author = git(remote, "log", "-1", "--format=%s%n%ae", "main").splitlines()
-    _require(subject.startswith(f"snapshot {sid}: sealed {day}") and author == BOT_EMAIL, n,
+    said = ("sealed " + ", ".join(night.seals)) if night.seals else "no day sealed"
+    _require(subject.startswith(f"snapshot {sid}: {said}") and author == BOT_EMAIL, n,
              "commit message names the snapshot", f"{subject!r} by {author}")
     _require(subject.endswith("(degraded: wandb failed)") == night.wandb_fails, n,
              "commit message says degraded only when degraded", subject)
@@ -183,23 +187,31 @@ def check_git(root: Path, night: Night, before: Sequence[NightResult]) -> str:
     changed = sorted(p for p, blob in old.items() if tree.get(p) != blob)
     _require(not changed, n, "earlier files byte-for-byte unchanged", f"changed: {changed}")
     added = sorted(set(tree) - set(_tree(remote, parent)))
-    bad = [p for p in added if not p.startswith((f"docs/data/{sid}/", f"docs/days/{day}"))]
-    _require(not bad, n, "the commit adds only tonight's snapshot and day", str(bad))
+    ours = (f"docs/data/{sid}/", *(f"docs/days/{day}" for day in night.seals))
+    bad = [p for p in added if not p.startswith(ours)]
+    _require(not bad, n, "the commit adds only tonight's snapshot and the days it seals",
+             str(bad))
     status = git(root / "work", "status", "--porcelain")
     _require(status == "", n, "checkout clean after the commit", status)
     return head
 
 
 def check_site(root: Path, night: Night) -> None:
-    """The built home page says stale (naming wandb) exactly when W&B failed."""
+    """The built home page says stale (naming wandb) exactly when W&B failed, and which
+    day waits to be sealed."""
     n, site = night.number, root / "work" / "site"
-    day = (night.as_of.date() - timedelta(days=1)).isoformat()
+    closed = (night.as_of.date() - timedelta(days=1)).isoformat()
+    day = night.seals[-1] if night.seals else (night.as_of.date() - timedelta(days=2)).isoformat()
     home = (site / "index.html").read_text(encoding="utf-8")
     latest = json.loads((site / "api" / "latest.json").read_text(encoding="utf-8"))
     stale = [s["source"] for s in latest["stale_sources"]]
+    waiting = [w["day"] for w in latest["waiting_days"]]
     if night.wandb_fails:
         _require("stale" in home.lower() and "wandb" in home and stale == ["wandb"], n,
                  "home page says stale and names wandb", f"stale_sources {stale}")
+        _require("Days waiting to be sealed" in home and closed in home
+                 and waiting == [closed], n, "home page names the day that waits",
+                 f"waiting_days {waiting}")
     else:
         _require("Stale data" not in home and stale == [], n, "home page not stale",
                  f"stale_sources {stale}")

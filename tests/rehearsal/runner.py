@@ -14,13 +14,11 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +37,8 @@ from tests.rehearsal.world import (
     night_plan,
 )
 from tests.support.git import git
+from tests.support.killpoint import KILLED_EXIT
+from tests.support.paths import REPO
 from tests.support.workflows import NIGHTLY, load_workflow, run_step
 
 # >= 40 characters, as W&B keys are; the checks make sure it never reaches a file.
@@ -214,50 +214,30 @@ def _run_job(job: str, scratch: Scratch, night: Night, env: dict[str, str]) -> l
 
 
 def _interrupted_attempt(scratch: Scratch, night: Night, env: dict[str, str]) -> str:
-    """Start `chronicle snapshot` for `night` and SIGKILL it halfway through writing.
+    """Run `chronicle snapshot` for `night` and SIGKILL it halfway through writing.
 
-    A FIFO where the sealed page's temporary file goes makes the kill land at a known
-    point: the snapshot's data files and the day's JSON are written, its page is not.
+    tests.support.killpoint kills it when it starts staging the sealed day files inside the
+    snapshot's temporary folder: the snapshot's data files are written, nothing committed.
     """
     sid = snapshot_id(night.as_of)
-    day = (night.as_of.date() - timedelta(days=1)).isoformat()
-    days = scratch.work / "docs" / "days"
-    days.mkdir(parents=True, exist_ok=True)
-    fifo = days / f"{day}.md.part"
-    os.mkfifo(fifo)
     log = (scratch.root / "killed-attempt.log").open("w", encoding="utf-8")
     full_env = {**env, "HOME": str(scratch.root), "WANDB_API_KEY": API_KEY,
                 "GITHUB_TOKEN": GH_TOKEN, "WANDB_ERROR_REPORTING": "false",
                 "WANDB_DIR": str(scratch.temp / "wandb"),
                 "WANDB_CACHE_DIR": str(scratch.temp / "wandb-cache"),
-                "WANDB_CONFIG_DIR": str(scratch.temp / "wandb-config")}
-    proc = subprocess.Popen(["chronicle", "snapshot", "--as-of", night.stamp],
-                            cwd=scratch.work, env=full_env, stdout=log, stderr=log,
-                            start_new_session=True)
+                "WANDB_CONFIG_DIR": str(scratch.temp / "wandb-config"),
+                "PYTHONPATH": str(REPO)}
+    with log:
+        proc = subprocess.run(
+            [sys.executable, "-m", "tests.support.killpoint", "stage", "--", "snapshot",
+             "--as-of", night.stamp], cwd=scratch.work, env=full_env, stdout=log, stderr=log,
+            start_new_session=True, timeout=KILL_WAIT_SECONDS, check=False)
     tmp = scratch.work / "docs" / "data" / f".tmp-{sid}"
-    deadline = time.monotonic() + KILL_WAIT_SECONDS
-    try:
-        while not (tmp.is_dir() and (days / f"{day}.json").is_file()):
-            if proc.poll() is not None:
-                raise RehearsalFailure(night.number, "killed attempt", f"the snapshot exited "
-                                       f"{proc.returncode} without writing {fifo.name}; if the "
-                                       "store no longer writes sealed pages through a .part "
-                                       f"file, update _interrupted_attempt (log: {log.name})")
-            if time.monotonic() > deadline:
-                raise RehearsalFailure(night.number, "killed attempt", f"no {tmp.name}/ and "
-                                       f"{day}.json after {KILL_WAIT_SECONDS:.0f} s "
-                                       f"(log: {log.name})")
-            time.sleep(0.05)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)  # the group this call started, wandb-core too
-        proc.wait()
-        log.close()
-        fifo.unlink()
-    # What a kill mid-write leaves in place of the FIFO: a cut-off temporary file.
-    fifo.write_bytes(b"---\ntitle: cut off by SIGKILL")
+    if proc.returncode != KILLED_EXIT or not tmp.is_dir():
+        raise RehearsalFailure(night.number, "killed attempt", f"the snapshot exited "
+                               f"{proc.returncode} before staging a sealed page (log: {log.name})")
     left = sorted(p.name for p in tmp.iterdir())
-    return f"killed mid-write: left .tmp-{sid}/ ({', '.join(left)}), days/{day}.json, {fifo.name}"
+    return f"killed mid-write: left .tmp-{sid}/ ({', '.join(left)})"
 
 
 def _maintainer_push(scratch: Scratch) -> str:

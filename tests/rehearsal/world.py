@@ -40,6 +40,9 @@ class Night:
     github_now: datetime  # GitHub's world as it stood then (World keeps night 4 quiet)
     interrupted_first: bool  # a first attempt is killed halfway, then the night reruns
     maintainer_push: bool  # someone else pushes to the branch while the job runs
+    # The days this night's snapshot seals: none while W&B fails (the day waits), then
+    # every waiting day at once on the next night W&B answers.
+    seals: tuple[str, ...] = ()
 
     @property
     def stamp(self) -> str:
@@ -69,7 +72,11 @@ def night_plan(nights: int) -> list[Night]:
     if nights < MIN_NIGHTS:
         raise ValueError(f"the rehearsal needs at least {MIN_NIGHTS} nights, got {nights}")
     plan = []
+    waiting: list[str] = []
     for n in range(1, nights + 1):
+        waiting.append((night_time(n).date() - timedelta(days=1)).isoformat())
+        seals = () if n == FAIL_NIGHT else tuple(waiting)
+        waiting = waiting if n == FAIL_NIGHT else []
         # W&B's ingestion stalls from night 3 to night 4 (the run's client buffers its
         # rows) and on night 3 its API answers 500 too; night 5 gets every buffered row.
         stalled = n in (FAIL_NIGHT, QUIET_NIGHT)
@@ -81,6 +88,7 @@ def night_plan(nights: int) -> list[Night]:
             github_now=night_time(n),
             interrupted_first=n == KILL_NIGHT,
             maintainer_push=n == PUSH_NIGHT,
+            seals=seals,
         ))
     return plan
 

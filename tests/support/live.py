@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -17,11 +18,27 @@ from tests.support.fakes.hero import HERO, SENTINEL, add_run
 from tests.support.fakes.wandb_server import FakeWandb
 
 
+@dataclass(frozen=True)
+class Live:
+    """A live chronicle and the two fake servers its environment points at."""
+
+    root: Path
+    wandb: FakeWandb
+    github: FakeGithub
+
+
 @contextmanager
 def live_chronicle(tmp_path: Path,
                    monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, FakeWandb]]:
     """Yield (chronicle folder, W&B server) while both fake servers run; the environment
     points the real clients at them with SENTINEL as the W&B key."""
+    with live_servers(tmp_path, monkeypatch) as live:
+        yield live.root, live.wandb
+
+
+@contextmanager
+def live_servers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Live]:
+    """Yield a Live chronicle while both fake servers run (see live_chronicle)."""
     for name in ("WANDB_DIR", "WANDB_CACHE_DIR", "WANDB_CONFIG_DIR"):
         (tmp_path / name).mkdir()
         monkeypatch.setenv(name, str(tmp_path / name))
@@ -45,4 +62,4 @@ def live_chronicle(tmp_path: Path,
         (root / "chronicle.yml").write_text(yaml.safe_dump(data))
         monkeypatch.setenv("WANDB_BASE_URL", wb.url)
         monkeypatch.setenv("GITHUB_API_URL", gh.base_url)
-        yield root, wb
+        yield Live(root, wb, gh)

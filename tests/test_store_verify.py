@@ -1,0 +1,172 @@
+"""`chronicle verify` misses nothing it can know (store/verify.py): stray entries and
+symlinks in the store, a missing docs/, malformed or missing manifests (findings among the
+others, never a traceback), and the newest snapshot checked against a published head."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import Result
+
+from chronicle.errors import EXIT_FAILURE
+from tests.support.commands import cli, night
+from tests.support.config import scaffold_simulated
+
+
+@pytest.fixture(scope="module")
+def sealed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A chronicle with three nights taken and its site built (copied by each test)."""
+    root = scaffold_simulated(tmp_path_factory.mktemp("verify") / "c")
+    for n in (1, 2, 3):
+        assert cli("snapshot", "--dir", str(root), "--as-of", night(n)).exit_code == 0
+    assert cli("build", "--dir", str(root)).exit_code == 0
+    return root
+
+
+@pytest.fixture
+def root(sealed: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(sealed, tmp_path / "c", symlinks=True))
+
+
+def _fails(result: Result, *findings: str) -> None:
+    assert result.exit_code == EXIT_FAILURE, result.output
+    assert "Traceback" not in result.output
+    for finding in findings:
+        assert f"FAIL {finding}" in result.output, result.output
+
+
+def test_a_clean_store_names_its_head(root: Path) -> None:
+    result = cli("verify", "--dir", str(root))
+    head = json.loads((root / "site/api/latest.json").read_text())["head"]
+    assert head["snapshot"] == "2026-08-23T031700Z" and len(head["sha256"]) == 64
+    assert result.exit_code == 0
+    assert f"head 2026-08-23T031700Z (manifest sha256 {head['sha256']})" in result.output
+    assert head["sha256"] in (root / "site/index.html").read_text()
+
+
+def test_stray_entries_and_symlinks_in_the_store_are_findings(root: Path) -> None:
+    data = root / "docs" / "data"
+    (data / "notes.txt").write_text("published by build as is")
+    (data / ".cache").mkdir()
+    (data / "latest").symlink_to(data / "2026-08-23T031700Z")
+    (root / "docs" / "days" / "2026-08-24.md").symlink_to("/etc/hostname")
+    _fails(cli("verify", "--dir", str(root)),
+           "docs/data/notes.txt: a file directly in docs/data",
+           "docs/data/.cache: a hidden entry in docs/data",
+           "docs/data/latest: a symlink",
+           "docs/days/2026-08-24.md: a symlink",
+           "docs/days/2026-08-24.md: not sealed by any readable snapshot manifest")
+
+
+def test_a_missing_docs_folder_is_a_finding(root: Path) -> None:
+    shutil.rmtree(root / "docs")
+    _fails(cli("verify", "--dir", str(root)), f"{root / 'docs'}: missing")
+
+
+def test_a_malformed_manifest_is_a_finding_among_the_others(root: Path) -> None:
+    manifest = root / "docs/data/2026-08-22T031700Z/MANIFEST.json"
+    doc = json.loads(manifest.read_text())
+    doc["files"], doc["previous"] = 5, "x"
+    manifest.write_text(json.dumps(doc))
+    page = root / "docs/days/2026-08-20.md"
+    page.write_text(page.read_text() + "edited\n")
+    _fails(cli("verify", "--dir", str(root)),
+           "docs/data/2026-08-22T031700Z/MANIFEST.json: malformed: files: expected a mapping",
+           "docs/data/2026-08-22T031700Z/MANIFEST.json: malformed: previous: expected null",
+           # the next manifest recorded its sha256, which the edit changed:
+           "docs/data/2026-08-22T031700Z/MANIFEST.json: altered: its sha256 no longer",
+           "docs/days/2026-08-20.md: altered")
+    # build and snapshot refuse the store with one message naming the file and the fix.
+    for command in (["build"], ["snapshot", "--as-of", night(4)]):
+        result = cli(*command, "--dir", str(root))
+        assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+        assert "2026-08-22T031700Z/MANIFEST.json: manifest is damaged (" in result.output
+        assert "files: expected a mapping" in result.output
+        assert "git checkout --" in result.output
+
+
+@pytest.mark.parametrize("damage", ["missing", "not valid JSON"])
+def test_a_missing_or_unparsable_manifest_lists_the_other_findings(
+        root: Path, damage: str) -> None:
+    manifest = root / "docs/data/2026-08-21T031700Z/MANIFEST.json"
+    if damage == "missing":
+        manifest.unlink()
+    else:
+        manifest.write_text('{"snapshot": ')
+    (root / "docs/days/2026-08-21.json").write_text("{}")
+    result = cli("verify", "--dir", str(root))
+    _fails(result, f"docs/data/2026-08-21T031700Z/MANIFEST.json: {damage}",
+           "docs/days/2026-08-21.json: altered",
+           "docs/days/2026-08-20.md (and 9 more file(s) of that day): not sealed by any "
+           "readable snapshot manifest")
+    if damage == "not valid JSON":
+        _fails(result, "docs/data/2026-08-21T031700Z/MANIFEST.json: altered: its sha256")
+
+
+@pytest.fixture
+def served(sealed: Path) -> Iterator[str]:
+    """The built site on a local HTTP server (127.0.0.1): its URL."""
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler,
+                                directory=str(sealed / "site"))
+    handler.log_message = lambda *a: None  # type: ignore[method-assign]
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+        server.shutdown()
+
+
+def test_verify_against_a_published_head_by_url_file_and_sha(
+        root: Path, served: str, tmp_path: Path) -> None:
+    latest = root / "site/api/latest.json"
+    saved = tmp_path / "latest.json"
+    shutil.copy(latest, saved)
+    sha = json.loads(latest.read_text())["head"]["sha256"]
+    for against in (served, served + "api/latest.json", served + "index.html", str(saved),
+                    str(root / "site"), sha):
+        result = cli("verify", "--dir", str(root), "--against", against)
+        assert result.exit_code == 0, (against, result.output)
+        assert "is in this chain" in result.output
+    # A later snapshot keeps the published head in the chain: still fine.
+    assert cli("snapshot", "--dir", str(root), "--as-of", night(4)).exit_code == 0
+    assert cli("verify", "--dir", str(root), "--against", served).exit_code == 0
+
+
+def test_a_truncated_chain_passes_alone_but_not_against_its_published_head(
+        root: Path, served: str) -> None:
+    newest = root / "docs/data/2026-08-23T031700Z"
+    sealed = json.loads((newest / "MANIFEST.json").read_text())["sealed"]
+    shutil.rmtree(newest)
+    for files in sealed.values():
+        for rel in files:
+            (root / "docs" / rel).unlink()
+    assert cli("verify", "--dir", str(root)).exit_code == 0  # nothing left to compare with
+    _fails(cli("verify", "--dir", str(root), "--against", served),
+           "docs/data/2026-08-23T031700Z: missing: http://127.0.0.1:")
+
+
+def test_a_rewritten_newest_snapshot_fails_against_its_published_head(
+        root: Path, served: str) -> None:
+    newest = root / "docs/data/2026-08-23T031700Z"
+    manifest = json.loads((newest / "MANIFEST.json").read_text())
+    manifest["sources"]["wandb"]["rows"] = 0  # consistent with itself: verify alone passes
+    (newest / "MANIFEST.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
+    assert cli("verify", "--dir", str(root)).exit_code == 0
+    _fails(cli("verify", "--dir", str(root), "--against", served),
+           "docs/data/2026-08-23T031700Z/MANIFEST.json: rewritten")
+
+
+@pytest.mark.parametrize(("against", "said"), [
+    ("ftp://127.0.0.1/x", "not an http(s) URL"),
+    ("http://127.0.0.1:9/", "could not fetch it"),
+    ("nope", "is not a URL, a file, a site folder or a sha256"),
+])
+def test_a_bad_against_is_one_clear_message(root: Path, against: str, said: str) -> None:
+    result = cli("verify", "--dir", str(root), "--against", against)
+    assert result.exit_code == 2 and said in result.output and "Traceback" not in result.output
