@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 DAYS   ?= 100
 
-.PHONY: install demo test lint bench rehearse scaffold chromium clean
+.PHONY: install demo test lint bench rehearse soak scaffold chromium clean
 
 install: $(STAMP)
 
@@ -44,6 +44,11 @@ test: install chromium lint
 ## Ratios against plain mkdocs, measured side by side (bench/__main__.py); ~10 min at 100 days.
 bench: install
 	$(PY) -m bench $(DAYS)
+
+## The soak: 35 nights of random source failures, SIGKILLs and concurrent commands
+## (tests/support/soak.py); `make test` runs a 4-night one. SEED=n replays a run.
+soak: install
+	$(PY) -m tests.support.soak --nights $(or $(NIGHTS),35) $(if $(SEED),--seed $(SEED))
 
 ## The nightly workflow's steps, several nights, against fake W&B/GitHub on 127.0.0.1.
 rehearse: install

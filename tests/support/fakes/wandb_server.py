@@ -3,7 +3,7 @@
 wandb 0.31 sends every request from its Go helper (`wandb-core`), so patching Python does
 nothing: tests run the real `wandb.Api` against this real HTTP server. It answers the
 operations the client sends for `api.run(path)`, `api.runs(...)` and `scan_history(...)`,
-records every request, and can be told to fail (500, 401, malformed JSON, slow).
+records every request, and can be told to fail (500, 401, malformed JSON, slow, 429).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 
 _OP_RE = re.compile(r"\b(?:query|mutation)\s+([A-Za-z_][A-Za-z0-9_]*)")
 # "echo" is a 401 whose message repeats the credentials it got, as careless proxies do.
-FAILURE_MODES = ("500", "401", "403", "echo", "malformed", "slow")
+FAILURE_MODES = ("500", "401", "403", "echo", "malformed", "slow", "429")
 
 
 @dataclass
@@ -276,6 +276,9 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             elif failure.mode == "malformed":
                 self._send(200, b'{"data": {"project": {"run": ')
+                return
+            elif failure.mode == "429":  # W&B's rate limit
+                self._send(429, b'{"errors": [{"message": "rate limit exceeded"}]}')
                 return
         if not fake._authorized(auth):
             self._send(401, b'{"errors": [{"message": "invalid api key"}]}')
