@@ -7,7 +7,6 @@ fragments we build ourselves (sanitised comment HTML, chart embeds) are `Markup`
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from datetime import datetime
@@ -17,62 +16,26 @@ import yaml
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup, escape
 
-from chronicle.models import parse_time
+from chronicle.render.formats import (
+    MISSING,
+    fmt_count,
+    fmt_duration,
+    fmt_num,
+    fmt_pct,
+    fmt_plain,
+    fmt_points,
+    fmt_si,
+    fmt_si_signed,
+    fmt_signed,
+    fmt_time,
+    fmt_usd,
+    plural,
+)
 
-MISSING = "—"  # shown for a missing value: missing is never zero
 # Characters that Markdown (or attr_list / macros-like plugins) would interpret in text.
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]()#+!-])")
 _ENTITIES = {"{": "&#123;", "}": "&#125;", "|": "&#124;"}
 QUOT, APOS = "&#34;", "&#39;"  # how markupsafe escapes quotes
-
-
-def fmt_num(value: Any, digits: int = 3, suffix: str = "") -> str:
-    """Return a finite number with `digits` decimals, or the missing mark."""
-    if not _finite(value):
-        return MISSING
-    return f"{float(value):,.{digits}f}{suffix}"
-
-
-def fmt_signed(value: Any, digits: int = 3, suffix: str = "") -> str:
-    """Return a change with its sign (+0.012, −0.004), or the missing mark."""
-    if not _finite(value):
-        return MISSING
-    text = f"{float(value):+,.{digits}f}{suffix}"
-    return text.replace("-", "−")
-
-
-def fmt_pct(value: Any, digits: int = 1) -> str:
-    """Return a fraction (0.0123) as a percentage (1.2%), or the missing mark."""
-    if not _finite(value):
-        return MISSING
-    return f"{float(value) * 100:.{digits}f}%"
-
-
-def fmt_si(value: Any, unit: str = "") -> str:
-    """Return 2.07e11 as 207.0B (T, B, M, K), or the missing mark."""
-    if not _finite(value):
-        return MISSING
-    v = float(value)
-    for name, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
-        if abs(v) >= scale:
-            return f"{v / scale:.2f}{name}{unit}"
-    return f"{v:.0f}{unit}"
-
-
-def fmt_duration(seconds: Any) -> str:
-    """Return seconds as '2 h 05 min' / '12 min', or the missing mark."""
-    if not _finite(seconds):
-        return MISSING
-    minutes = round(float(seconds) / 60)
-    if minutes >= 60:
-        return f"{minutes // 60} h {minutes % 60:02d} min"
-    return f"{minutes} min"
-
-
-def fmt_time(value: Any) -> str:
-    """Return an ISO time or datetime as '2026-09-30 03:17 UTC', or the missing mark."""
-    when = value if isinstance(value, datetime) else parse_time(value)
-    return when.strftime("%Y-%m-%d %H:%M UTC") if when else MISSING
 
 
 def md_text(value: Any) -> Markup:
@@ -93,10 +56,6 @@ def href(url: Any) -> str:
     if not re.match(r"^https?://[^\s<>]+$", text):
         return ""
     return text.replace("(", "%28").replace(")", "%29")
-
-
-def _finite(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def front_matter(meta: Mapping[str, Any]) -> str:
@@ -121,12 +80,19 @@ def environment() -> Environment:
         autoescape=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(num=fmt_num, signed=fmt_signed, pct=fmt_pct, si=fmt_si,
-                       duration=fmt_duration, time=fmt_time, md=md_text, href=href)
+    env.filters.update(num=fmt_num, signed=fmt_signed, pct=fmt_pct, points=fmt_points,
+                       si=fmt_si, si_signed=fmt_si_signed, count=fmt_count, plain=fmt_plain,
+                       usd=fmt_usd, plural=plural, duration=fmt_duration, time=fmt_time,
+                       md=md_text, href=href)
     return env
 
 
 _ENV: Environment | None = None
+
+
+__all__ = ["MISSING", "fmt_count", "fmt_duration", "fmt_num", "fmt_pct", "fmt_plain",
+           "fmt_points", "fmt_si", "fmt_si_signed", "fmt_signed", "fmt_time", "fmt_usd",
+           "front_matter", "href", "md_text", "plural", "render"]
 
 
 def render(template: str, **context: Any) -> str:

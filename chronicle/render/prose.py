@@ -1,10 +1,9 @@
 """Generated sentences: a day's summary paragraph, the prediction's residual line and
 what a correction changes (render stage, pure).
 
-Written from the numbers only. The summary paragraph is part of the sealed day JSON and
-page; its number formats (3 significant digits below a trillion, "1.5 h") are the ones
-sealed days have always used: a change here changes what newly sealed days say, never
-what sealed days said.
+Written from the numbers only, in the site's one number format (render/formats.py). The
+summary paragraph is part of the sealed day JSON and page: a change here changes what
+newly sealed days say, never what sealed days said.
 """
 
 from __future__ import annotations
@@ -13,25 +12,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from chronicle.analysis.day_model import DaySummary
-
-
-def _tokens(n: float | None) -> str:
-    """Return a token count as 207.1B / 7.70T."""
-    if n is None:
-        return "no data"
-    for unit, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
-        if abs(n) >= scale:
-            return f"{n / scale:.3g}{unit}" if unit != "T" else f"{n / scale:.2f}T"
-    return f"{n:.0f}"
-
-
-def _duration(seconds: float | None) -> str:
-    """Return 5400 as '1.5 h', 300 as '5 min'."""
-    if seconds is None:
-        return "no data"
-    if seconds >= 3600:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 60:.0f} min"
+from chronicle.render.formats import (
+    fmt_count,
+    fmt_duration,
+    fmt_num,
+    fmt_pct,
+    fmt_plain,
+    fmt_si,
+    fmt_signed,
+    plural,
+)
 
 
 def write_summary(d: DaySummary) -> str:
@@ -41,50 +31,42 @@ def write_summary(d: DaySummary) -> str:
     if d["data"]["rows"] == 0:
         parts.append("No metrics were logged this day.")
     if t["day"] is not None:
-        frac = (
-            f", {t['budget_fraction']:.1%} of the {_tokens(t['budget'])} budget"
-            if t["budget_fraction"] is not None
-            else ""
-        )
-        parts.append(
-            f"The run processed {_tokens(t['day'])} tokens "
-            f"({_tokens(t['cumulative'])} so far{frac})."
-        )
+        frac = (f", {fmt_pct(t['budget_fraction'])} of the {fmt_si(t['budget'])} budget"
+                if t["budget_fraction"] is not None else "")
+        parts.append(f"The run processed {fmt_si(t['day'])} tokens "
+                     f"({fmt_si(t['cumulative'])} so far{frac}).")
     loss = d["loss"]
     if loss["train_last"] is not None:
-        change = (
-            f" ({loss['train_change']:+.3f} on the day before)"
-            if loss["train_change"] is not None
-            else ""
-        )
-        parts.append(f"Train loss ended at {loss['train_last']:.3f}{change}.")
+        change = (f" ({fmt_signed(loss['train_change'])} on the day before)"
+                  if loss["train_change"] is not None else "")
+        parts.append(f"Train loss ended at {fmt_num(loss['train_last'])}{change}.")
     if loss["eval_last"] is not None:
-        parts.append(f"Latest eval loss: {loss['eval_last']:.3f} at step {loss['eval_step']:,}.")
+        parts.append(f"Latest eval loss: {fmt_num(loss['eval_last'])} at step "
+                     f"{fmt_count(loss['eval_step'])}.")
     if loss["nan_rows"]:
-        parts.append(f"{loss['nan_rows']} logged loss value(s) were NaN or infinite.")
+        were = "was" if loss["nan_rows"] == 1 else "were"
+        parts.append(f"{plural(loss['nan_rows'], 'logged loss value')} {were} NaN or infinite.")
     th = d["throughput"]
     if th["compute_tokens_per_second_p50"] is not None:
-        text = (
-            f"Compute-step throughput was {th['compute_tokens_per_second_p50'] / 1e6:.2f}M tokens/s"
-        )
+        text = ("Compute-step throughput was "
+                f"{fmt_si(th['compute_tokens_per_second_p50'], ' tok/s')}")
         if th["sustained_tokens_per_second"] is not None and th["goodput"] is not None:
-            text += (
-                f", sustained {th['sustained_tokens_per_second'] / 1e6:.2f}M "
-                f"(goodput {th['goodput']:.0%})"
-            )
+            text += (f", sustained {fmt_si(th['sustained_tokens_per_second'], ' tok/s')} "
+                     f"(goodput {fmt_pct(th['goodput'])})")
         if th["mfu_p50"] is not None:
-            text += f"; MFU p50 {th['mfu_p50']:.1f}%"
+            mfu = (fmt_num(th["mfu_p50"], 1, "%") if th.get("mfu_unit", "percent") == "percent"
+                   else fmt_pct(th["mfu_p50"]))
+            text += f"; MFU p50 {mfu}"
         parts.append(text + ".")
     if d["moe"]["drop_fraction_max"] is not None:
-        parts.append(f"Token dropping peaked at {d['moe']['drop_fraction_max']:.1%}.")
+        parts.append(f"Token dropping peaked at {fmt_pct(d['moe']['drop_fraction_max'])}.")
     if d["restarts"] or d["downtime_seconds"]:
-        parts.append(
-            f"{d['restarts']} restart(s), {_duration(d['downtime_seconds'])} "
-            "without telemetry."
-        )
+        parts.append(f"{plural(d['restarts'], 'restart')}, "
+                     f"{fmt_duration(d['downtime_seconds'] or 0)} without telemetry.")
     n_fail, n_thr = len(d["failures"]), len(d["threads_updated"])
     if n_fail or n_thr:
-        parts.append(f"{n_fail} failure record(s); {n_thr} issue thread(s) updated.")
+        parts.append(f"{plural(n_fail, 'failure record')}; "
+                     f"{plural(n_thr, 'issue thread')} updated.")
     return " ".join(parts)
 
 
@@ -95,15 +77,16 @@ def residual_line(p: Mapping[str, Any] | None) -> str | None:
     band = ""
     if p.get("outside_band") is not None:
         band = (" — outside the band" if p["outside_band"]
-                else " — inside the band") + f" [{p['low']:.3f}, {p['high']:.3f}]"
+                else " — inside the band") + f" [{fmt_num(p['low'])}, {fmt_num(p['high'])}]"
     moved = " The prediction changed since day 1!" if p.get("changed") else ""
     verdict = p.get("inference")
     if verdict:
         moved += (f" Inference: {verdict['statement']} (would be falsified by "
                   f"{verdict['falsified_by']}).")
-    return (f"Eval loss {p['actual']:.4f} at step {p['eval_step']:,} "
-            f"({p['fraction']:.1%} of the budget) vs predicted {p['predicted']:.4f}: "
-            f"residual {p['residual']:+.4f} ({p['sign']}){band}.{moved}")
+    return (f"Eval loss {fmt_num(p['actual'], 4)} at step {fmt_count(p['eval_step'])} "
+            f"({fmt_pct(p['fraction'])} of the budget) vs predicted "
+            f"{fmt_num(p['predicted'], 4)}: residual {fmt_signed(p['residual'], 4)} "
+            f"({p['sign']}){band}.{moved}")
 
 
 def describe_correction(c: Mapping[str, Any]) -> str:
@@ -117,7 +100,7 @@ def _fmt(value: Any) -> str:
     if value is None:
         return "missing"
     if isinstance(value, float) and abs(value) >= 1e6:
-        return f"{value:,.0f}"
+        return fmt_si(value)
     if isinstance(value, float):
-        return f"{value:.6g}"
+        return fmt_plain(value)
     return str(value)

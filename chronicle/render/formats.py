@@ -1,0 +1,202 @@
+"""Number and word formats: the one place every page, sentence, chart and feed formats a
+value (render stage, pure).
+
+One format everywhere: SI prefixes with three significant digits for counts and rates
+(2.5M tok/s, 3.69T tokens, 207B), percentages with one decimal, a true minus sign (−),
+no negative zero, proper plurals, and "—" for a missing value (missing is never zero).
+The Vega-Lite axes and tooltips use the same rules through `SI_EXPR` / `vega_si`, so a
+chart's 2.5M is the text's 2.5M.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from typing import Any
+
+from chronicle.models import parse_time
+
+MISSING = "—"
+MINUS = "−"  # U+2212, as d3-format (Vega) prints it
+SI_DIGITS = 3
+# Short scale names a reader of training-run posts expects (d3's "G" for 1e9 is not one).
+_SI = (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3))
+
+
+def finite(value: Any) -> bool:
+    """Return whether `value` is a real, finite number (bools and None are not)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _minus(text: str) -> str:
+    return text.replace("-", MINUS)
+
+
+def _unsigned_zero(value: float, digits: int) -> float:
+    # −0.0004 shown with 3 decimals is 0.000, not −0.000.
+    return 0.0 if round(value, digits) == 0 else value
+
+
+def fmt_num(value: Any, digits: int = 3, suffix: str = "") -> str:
+    """Return a finite number with `digits` decimals and thousands separators (1,234.5)."""
+    if not finite(value):
+        return MISSING
+    v = _unsigned_zero(float(value), digits)
+    return _minus(f"{v:,.{digits}f}") + suffix
+
+
+def fmt_signed(value: Any, digits: int = 3, suffix: str = "") -> str:
+    """Return a change with its sign (+0.012, −0.004); a change that rounds to zero is 0.000."""
+    if not finite(value):
+        return MISSING
+    v = _unsigned_zero(float(value), digits)
+    text = f"{v:,.{digits}f}" if v == 0 else f"{v:+,.{digits}f}"
+    return _minus(text) + suffix
+
+
+def fmt_pct(value: Any, digits: int = 1) -> str:
+    """Return a fraction (0.0123) as a percentage (1.2%)."""
+    if not finite(value):
+        return MISSING
+    return fmt_num(float(value) * 100, digits, "%")
+
+
+def fmt_points(value: Any, digits: int = 1) -> str:
+    """Return a change of a fraction in percentage points (+1.2 pp, 0.0 pp)."""
+    if not finite(value):
+        return MISSING
+    return fmt_signed(float(value) * 100, digits, " pp")
+
+
+def _sig(value: float, digits: int) -> str:
+    """Return `value` with `digits` significant digits, trailing zeros trimmed (2.5, 207)."""
+    if value == 0:
+        return "0"
+    places = max(digits - 1 - math.floor(math.log10(abs(value))), 0)
+    text = f"{value:.{places}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
+
+
+def fmt_si(value: Any, unit: str = "") -> str:
+    """Return 2.07e11 as 207B, 2.5e6 as 2.5M, 18e12 as 18T (three significant digits)."""
+    if not finite(value):
+        return MISSING
+    v = float(value)
+    for name, scale in _SI:
+        if abs(v) >= scale * (1 - 5e-4):  # 999.96K rounds to 1M, not 1000K
+            scaled = float(_sig(v / scale, SI_DIGITS))
+            if abs(scaled) >= 1000 and name != "T":
+                continue
+            return _minus(_sig(scaled, SI_DIGITS) + name) + unit
+    return _minus(_sig(v, SI_DIGITS)) + unit
+
+
+def fmt_si_signed(value: Any, unit: str = "") -> str:
+    """Return a change in SI form with its sign (+2.5B, −300M, 0)."""
+    if not finite(value):
+        return MISSING
+    v = float(value)
+    text = fmt_si(abs(v), unit)
+    return text if fmt_si(abs(v)) == "0" else ("+" if v > 0 else MINUS) + text
+
+
+def fmt_count(value: Any) -> str:
+    """Return an integer count with thousands separators (1,234)."""
+    if not finite(value):
+        return MISSING
+    return _minus(f"{round(float(value)):,}")
+
+
+def plural(n: Any, noun: str, many: str | None = None) -> str:
+    """Return "1 failure", "2 failures", "0 failures" (`many` for irregular plurals)."""
+    count = int(n) if finite(n) else 0
+    word = noun if count == 1 else (many or noun + "s")
+    return f"{fmt_count(count)} {word}"
+
+
+def fmt_usd(value: Any) -> str:
+    """Return dollars rounded to the dollar ($7,201,554)."""
+    if not finite(value):
+        return MISSING
+    v = float(value)
+    text = f"${abs(v):,.0f}"
+    return MINUS + text if round(v) < 0 else text
+
+
+def fmt_duration(seconds: Any) -> str:
+    """Return seconds as '2 h 05 min', '12 min' or '3 d 4 h'."""
+    if not finite(seconds):
+        return MISSING
+    minutes = round(float(seconds) / 60)
+    if minutes >= 48 * 60:
+        hours = round(minutes / 60)
+        return f"{hours // 24} d {hours % 24} h"
+    if minutes >= 60:
+        return f"{minutes // 60} h {minutes % 60:02d} min"
+    return f"{minutes} min"
+
+
+def fmt_time(value: Any) -> str:
+    """Return an ISO time or datetime as '2026-09-30 03:17 UTC'."""
+    when = value if isinstance(value, datetime) else parse_time(value)
+    return when.strftime("%Y-%m-%d %H:%M UTC") if when else MISSING
+
+
+def fmt_value(value: Any, kind: str, unit: str = "") -> str:
+    """Return a metric value by its display kind (see render/metrics.py)."""
+    if kind == "si":
+        return fmt_si(value, f" {unit}" if unit else "")
+    if kind == "fraction":
+        return fmt_pct(value, 1)
+    if kind == "percent":
+        return fmt_num(value, 1, "%")
+    if kind == "sci":
+        return fmt_sci(value)
+    suffix = f" {unit}" if unit else ""
+    return fmt_plain(value) + (suffix if finite(value) else "")
+
+
+def fmt_plain(value: Any) -> str:
+    """Return a plain reading: 1.118, 5.92, 3.0 (a whole number keeps one decimal), 400."""
+    if not finite(value):
+        return MISSING
+    v = float(value)
+    if v.is_integer() and abs(v) < 100:
+        return fmt_num(v, 1)
+    if abs(v) >= 100:
+        return fmt_num(v, 0)
+    return _minus(_sig(v, 4))
+
+
+def fmt_sci(value: Any) -> str:
+    """Return a small or large value in scientific form (3e-4, 1.2e-5)."""
+    if not finite(value):
+        return MISSING
+    mantissa, exponent = f"{float(value):.2e}".split("e")
+    mantissa = mantissa.rstrip("0").rstrip(".")
+    return _minus(f"{mantissa}e{int(exponent)}")
+
+
+# --- the same formats for Vega (axes, tooltips) -------------------------------------------
+
+# d3-format's SI form with G read as B and k as K: "2.5M", "3.69T", "207B" (as fmt_si).
+def vega_si(expr: str, unit: str = "") -> str:
+    """Return a Vega expression formatting the number `expr` like fmt_si."""
+    text = f"replace(replace(format({expr}, '.3~s'), 'G', 'B'), 'k', 'K')"
+    return f"{text} + ' {unit}'" if unit else text
+
+
+def vega_format(kind: str, expr: str, unit: str = "") -> str:
+    """Return a Vega expression formatting `expr` like fmt_value(kind)."""
+    if kind == "si":
+        return vega_si(expr, unit)
+    if kind == "fraction":
+        return f"format({expr}, '.1%')"
+    if kind == "percent":
+        return f"format({expr}, '.1f') + '%'"
+    if kind == "sci":
+        return f"format({expr}, '.2~e')"
+    text = f"format({expr}, '.4~r')"
+    return f"{text} + ' {unit}'" if unit else text
