@@ -1,4 +1,5 @@
-"""Charts: downsampling, spec shape and strictness, static SVG, offline JS bundle."""
+"""Charts: downsampling, spec shape and strictness, the field's conventions (spans, markers,
+SI axes, smoothing, one legend), static SVG and PNG, offline JS bundle."""
 
 from __future__ import annotations
 
@@ -19,11 +20,15 @@ from chronicle.render.charts import (
     HOVER_LAYER,
     SERIES_COLORS,
     SVG_WIDTH,
+    Axis,
     Event,
+    Options,
+    Span,
     downsample_minmax,
     line_chart,
 )
-from chronicle.render.svg import javascript_bundle, render_svg
+from chronicle.render.svg import javascript_bundle, render_png, render_svg
+from chronicle.render.vega import ema
 
 T0 = 1787097600.0  # 2026-08-19T00:00:00Z, day 1 of the run
 DAY = 86400.0
@@ -49,11 +54,18 @@ def _layers(spec: dict[str, Any], mark: str) -> list[dict[str, Any]]:
     return found
 
 
-def _chart(**kw: Any) -> dict[str, Any]:
-    x, y = _loss(5000)
-    args: dict[str, Any] = {"title": "Train loss", "y_title": "loss"}
-    args.update(kw)
-    return line_chart({"train/loss": (x, y)}, **args)
+TIME = Axis("time (UTC)", time=True)
+LOSS = Axis("loss")
+
+
+def chart(series: dict[str, Any], title: str = "Train loss", x: Axis = TIME, y: Axis = LOSS,
+          target: int = 2000, **opts: Any) -> dict[str, Any]:
+    return line_chart(series, title=title, description=f"{title}: what it shows.", x=x, y=y,
+                      options=Options(**opts), target=target)
+
+
+def _chart(title: str = "Train loss", **opts: Any) -> dict[str, Any]:
+    return chart({"train/loss": _loss(5000)}, title=title, **opts)
 
 
 # --- downsampling -------------------------------------------------------------------
@@ -111,14 +123,11 @@ def test_spec_is_strict_json_with_bad_values_everywhere() -> None:
     y[::7] = np.nan
     y[5] = np.inf
     bx = np.array([x[0], x[100], np.nan])
-    spec = line_chart(
-        {"train/loss": (x, y)},
-        title="Loss",
-        y_title="loss",
+    spec = chart(
+        {"train/loss": (x, y)}, title="Loss", target=10_000,
         events=[Event(float("nan"), "restart", "lost"), Event(x[50], "failure", "OOM")],
         bands={"forecast": (bx, np.array([2.0, np.nan, 2.0]), np.array([3.0, 3.0, 3.0]))},
         rules=[(float("inf"), "never"), (2.0, "alert")],
-        target=10_000,
     )
     text = _dumps(spec)  # raises on NaN or inf
     rows = spec["datasets"]["series"]
@@ -130,81 +139,158 @@ def test_spec_is_strict_json_with_bad_values_everywhere() -> None:
 def test_spec_is_deterministic_and_independent_of_input_order() -> None:
     x, y = _loss(20_000)
     perm = np.random.default_rng(3).permutation(x.size)
-    kw: dict[str, Any] = {"title": "Loss", "y_title": "loss", "events": [Event(x[9], "fork", "f")]}
-    first = _dumps(line_chart({"a": (x, y)}, **kw))
-    assert _dumps(line_chart({"a": (x, y)}, **kw)) == first
-    assert _dumps(line_chart({"a": (x[perm], y[perm])}, **kw)) == first
+    kw: dict[str, Any] = {"events": [Event(x[9], "fork", "f")], "smooth": ["a"]}
+    first = _dumps(chart({"a": (x, y)}, **kw))
+    assert _dumps(chart({"a": (x, y)}, **kw)) == first
+    assert _dumps(chart({"a": (x[perm], y[perm])}, **kw)) == first
 
 
-def test_time_axis_is_utc_in_epoch_ms() -> None:
+def test_every_spec_says_what_it_shows_and_fills_its_column() -> None:
+    spec = _chart()
+    assert spec["description"] == "Train loss: what it shows."
+    assert spec["width"] == "container"
+    assert spec["autosize"] == {"type": "fit-x", "contains": "padding"}
+    empty = chart({}, title="Eval loss")
+    assert empty["description"] and empty["mark"]["type"] == "text"
+
+
+def test_time_axis_is_utc_in_epoch_ms_with_a_24_hour_clock() -> None:
     spec = _chart()
     line = _layers(spec, "line")[0]
     assert line["encoding"]["x"]["type"] == "temporal"
     assert line["encoding"]["x"]["scale"] == {"type": "utc"}
+    assert line["encoding"]["x"]["axis"]["format"] == "%H:%M"  # ~1 day of data
     assert spec["datasets"]["series"][0]["x"] == int(T0 * 1000)
     hover = next(lay for lay in spec["layer"] if lay.get("name") == HOVER_LAYER)
     time_tip = next(t for t in hover["encoding"]["tooltip"] if t["field"] == "x")
     assert time_tip["timeUnit"].startswith("utc")
 
 
+def test_axes_and_tooltips_use_si_prefixes() -> None:
+    tokens = np.linspace(1e9, 3.69e12, 500)
+    spec = chart({"tok/s": (tokens, np.full(500, 2.5e6))},
+                 x=Axis("tokens processed", "si", "tokens"), y=Axis("tokens/s", "si", "tok/s"))
+    line = _layers(spec, "line")[0]
+    for axis in (line["encoding"]["x"]["axis"], line["encoding"]["y"]["axis"]):
+        assert "'.3~s'" in axis["labelExpr"] and "'G', 'B'" in axis["labelExpr"]
+    hover = next(lay for lay in spec["layer"] if lay.get("name") == HOVER_LAYER)
+    calcs = [t["calculate"] for t in hover["transform"] if "calculate" in t]
+    assert any("tok/s" in c and "'.3~s'" in c for c in calcs)
+    svg = render_svg(spec)
+    assert ">2.5M<" in svg and ">3T<" in svg and "2,500,000" not in svg
+
+
 def test_quantitative_axis_keeps_steps_as_integers() -> None:
     steps = np.arange(0, 30_000, 10, dtype=float)
-    spec = line_chart(
-        {"loss": (steps, np.linspace(3, 2, steps.size))},
-        title="Loss by step",
-        y_title="loss",
-        x_kind="quantitative",
-        x_title="step",
-    )
+    spec = chart({"loss": (steps, np.linspace(3, 2, steps.size))}, x=Axis("step"))
     line = _layers(spec, "line")[0]
     assert line["encoding"]["x"]["type"] == "quantitative"
-    assert line["encoding"]["x"]["title"] == "step"
+    assert line["encoding"]["x"]["axis"]["title"] == "step"
     assert all(isinstance(r["x"], int) for r in spec["datasets"]["series"])
-    with pytest.raises(ValueError, match="x_kind"):
-        line_chart({}, title="t", y_title="y", x_kind="steps")
 
 
-def test_events_highlight_bands_and_rules_are_layers() -> None:
+def test_downtime_is_one_span_layer_not_one_rule_per_gap() -> None:
+    x, _ = _loss(5000)
+    gaps = [Span(x[i], x[i] + 900) for i in range(100, 4000, 100)]
+    gaps.append(Span(x[150], x[150] + 3600))  # overlaps two others: merged into one
+    spec = _chart(spans=gaps, gap_seconds=600)
+    rects = _layers(spec, "rect")
+    assert len(rects) == 1
+    shaded = rects[0]["data"]["values"]
+    assert len(shaded) < len(gaps) and all(r["k"] == "downtime" for r in shaded)
+    assert not [r for r in _layers(spec, "rule") if "downtime" in _dumps(r)]
+
+
+def test_lines_break_across_downtime() -> None:
+    x, y = _loss(400)
+    x = np.concatenate([x[:200], x[200:] + 3 * 3600])  # three hours without a row
+    spec = chart({"loss": (x, y)}, gap_seconds=600)
+    nulls = [r for r in spec["datasets"]["series"] if r["y"] is None]
+    assert len(nulls) == 1
+    line = _layers(spec, "line")[0]
+    assert line["mark"]["invalid"] == "break-paths-show-domains"
+
+
+def test_markers_and_spans_share_one_legend_with_the_series() -> None:
     x, _ = _loss(5000)
     day = (T0 + DAY / 4, T0 + DAY / 2)
     spec = _chart(
         events=[
-            Event(x[10], "restart", "preempted slice"),
-            Event(x[20], "config", "lr warmup ends"),
+            Event(x[10], "fork", "restart as run-b"),
+            Event(x[20], "sequence_length", "context 4,096 → 16,384"),
+            Event(x[30], "brand_new_kind", "drawn anyway"),
             Event(T0 + 400 * DAY, "phase", "far outside the data"),
         ],
-        highlight=day,
+        highlight=day, spans=[Span(x[40], x[45])],
         bands={"train/loss": (x[::100], np.full(50, 2.0), np.full(50, 2.2))},
-        rules=[(2.5, "loss jump")],
+        rules=[(2.5, "alert 2.5")],
     )
-    rect = _layers(spec, "rect")[0]
-    assert rect["data"]["values"] == [{"x": int(day[0] * 1000), "x2": int(day[1] * 1000)}]
-    event_rule = next(r for r in _layers(spec, "rule") if "stroke" in r["encoding"])
-    labels = [v["label"] for v in event_rule["data"]["values"]]
-    assert labels == ["preempted slice", "lr warmup ends"]  # the far event is clipped
-    assert event_rule["encoding"]["stroke"]["scale"]["domain"] == ["restart", "config"]
-    assert {t["field"] for t in event_rule["encoding"]["tooltip"]} >= {"kind", "label"}
+    colors = [lay["encoding"]["color"] for lay in spec["layer"] if "color" in lay["encoding"]]
+    legends = [c["legend"] for c in colors if c.get("legend")]
+    assert all(c["scale"] == colors[0]["scale"] for c in colors)  # one scale: one legend
+    domain = colors[0]["scale"]["domain"]
+    assert domain[:1] == ["train/loss"]
+    assert {"this day", "downtime", "fork", "context length change",
+            "brand new kind"} <= set(domain)
+    assert "phase change" not in domain  # the far event is clipped, and not in the legend
+    assert legends and legends[0]["orient"] == "top"
+    event_rule = next(r for r in _layers(spec, "rule") if "color" in r["encoding"])
+    labels = [v["what"] for v in event_rule["data"]["values"]]
+    assert labels == ["restart as run-b", "context 4,096 → 16,384", "drawn anyway"]
+    tags = next(lay for lay in _layers(spec, "text") if "color" in lay["encoding"])
+    assert [v["tag"] for v in tags["data"]["values"]] == ["context 4,096 → 16,384",
+                                                          "drawn anyway"]
     threshold = next(r for r in _layers(spec, "rule") if "y" in r["encoding"])
     assert threshold["mark"]["strokeDash"]
-    area = _layers(spec, "area")[0]
-    assert area["encoding"]["y2"] == {"field": "hi"}
-    # A band named like a series shares its colour scale (one legend entry, one colour).
-    assert area["encoding"]["color"]["scale"]["domain"] == ["train/loss"]
+
+
+def test_smoothing_draws_an_ema_over_the_raw_data() -> None:
+    spec = _chart(smooth=["train/loss"])
+    lines = _layers(spec, "line")
+    assert len(lines) == 2  # raw (faint while smoothing is on) and the EMA
+    assert spec["params"][0]["bind"]["input"] == "checkbox"
+    names = json.loads(lines[0]["transform"][0]["calculate"].split("[datum.i]")[0])
+    assert names == ["train/loss", "train/loss (smoothed)"]
+    scale = lines[0]["encoding"]["color"]["scale"]
+    assert scale["range"][0] == scale["range"][1]  # the EMA keeps its series' colour
+    assert lines[0]["encoding"]["color"]["legend"] is None  # one series: no legend
+    raw = [r for r in spec["datasets"]["series"] if r["i"] == 0]
+    smooth = [r for r in spec["datasets"]["series"] if r["i"] == 1]
+    assert raw and smooth
+    assert np.std(np.diff([r["y"] for r in smooth])) < np.std(np.diff([r["y"] for r in raw]))
+
+
+def test_ema_is_debiased_like_wandb() -> None:
+    y = np.array([1.0, 1.0, 1.0, 5.0])
+    out = ema(np.arange(4.0), y, 0.5)
+    assert out[0] == 1.0  # no pull towards zero at the start
+    assert out[-1] == pytest.approx((0.5 * 5 + 0.25 + 0.125 + 0.0625) / (1 - 0.0625))
+    with pytest.raises(ValueError, match="smoothing"):
+        ema(np.arange(4.0), y, 1.0)
+
+
+def test_a_fitted_domain_draws_nothing_outside_it() -> None:
+    x, y = _loss(2000)
+    spec = chart({"loss": (x, y)}, y=Axis("loss", domain=(2.2, 2.4)),
+                 rules=[(2.3, "inside"), (5.0, "outside")])
+    line = _layers(spec, "line")[0]
+    assert line["encoding"]["y"]["scale"]["domain"] == [2.2, 2.4]
+    ys = [r["y"] for r in spec["datasets"]["series"]]
+    assert ys and all(2.2 <= v <= 2.4 for v in ys)
+    assert "inside" in _dumps(spec) and "outside" not in _dumps(spec)
+    # No clip paths: vl-convert numbers them per process, so the SVG would not be stable.
+    assert "clip" not in _dumps(spec) and render_svg(spec) == render_svg(spec)
 
 
 def test_spec_is_light_at_100k_points_per_series() -> None:
-    one = line_chart({"loss": _loss(100_000)}, title="Loss", y_title="loss")
+    one = chart({"loss": _loss(100_000)}, title="Loss")
     assert one["usermeta"]["chronicle"]["series"]["loss"] == {
         "points_in": 100_000,
         "points_out": 2000,
     }
     bx, by = _loss(100_000)
-    three = line_chart(
-        {f"s{i}": _loss(100_000, seed=i) for i in range(3)},
-        title="Loss",
-        y_title="loss",
-        bands={"forecast": (bx, by - 0.05, by + 0.05)},
-    )
+    three = chart({f"s{i}": _loss(100_000, seed=i) for i in range(3)}, title="Loss",
+                  bands={"forecast": (bx, by - 0.05, by + 0.05)})
     assert len(three["datasets"]["series"]) + len(three["datasets"]["bands"]) <= 2000
     assert len(_dumps(one).encode()) < 150_000
     assert len(_dumps(three).encode()) < 150_000
@@ -213,20 +299,13 @@ def test_spec_is_light_at_100k_points_per_series() -> None:
 def test_spec_keeps_colours_neutral_and_background_transparent() -> None:
     spec = _chart(events=[Event(T0 + 60, "gap", "no telemetry")])
     assert spec["background"] == "transparent"
-    assert spec["width"] == "container"
     assert "#000" not in _dumps(spec).lower()
 
 
 def test_log_scale_drops_values_it_cannot_place() -> None:
     x = np.arange(5, dtype=float)
-    spec = line_chart(
-        {"grad norm": (x, np.array([1.0, 0.0, -2.0, 0.5, 4.0]))},
-        title="Grad norm",
-        y_title="norm",
-        x_kind="quantitative",
-        log_y=True,
-        rules=[(0.0, "floor"), (2.0, "alert")],
-    )
+    spec = chart({"grad norm": (x, np.array([1.0, 0.0, -2.0, 0.5, 4.0]))}, title="Grad norm",
+                 x=Axis("step"), y=Axis("norm", log=True), rules=[(0.0, "floor"), (2.0, "alert")])
     assert [r["y"] for r in spec["datasets"]["series"]] == [1, 0.5, 4]
     assert _layers(spec, "line")[0]["encoding"]["y"]["scale"] == {"type": "log"}
     assert "floor" not in _dumps(spec) and "alert" in _dumps(spec)
@@ -237,7 +316,7 @@ def test_log_scale_drops_values_it_cannot_place() -> None:
     [{}, {"loss": (np.array([]), np.array([]))}, {"loss": (np.arange(3.0), np.full(3, np.nan))}],
 )
 def test_empty_series_give_a_no_data_chart(series: dict[str, Any]) -> None:
-    spec = line_chart(series, title="Eval loss", y_title="loss", events=[Event(T0, "gap", "g")])
+    spec = chart(series, title="Eval loss", events=[Event(T0, "gap", "g")])
     assert spec["mark"]["type"] == "text"
     assert "no data" in _dumps(spec)
     svg = render_svg(spec)
@@ -254,7 +333,7 @@ def test_render_svg_is_static_white_fixed_width_and_self_contained() -> None:
     assert svg.startswith("<svg")
     assert "Loss &amp; &lt;spikes&gt;" in svg
     assert 'fill="white"' in svg
-    assert f"h{SVG_WIDTH}v260" in svg  # the plot frame: fixed width, requested height
+    assert f'width="{SVG_WIDTH}"' in svg  # the chart and its axes: a fixed width
     assert _dumps(spec) == before  # the page spec keeps its container width
     assert "mark-line" in svg and "role-mark" in svg
     assert "mark-symbol role-mark" not in svg  # the invisible hover targets are dropped
@@ -270,12 +349,7 @@ def test_render_svg_is_static_white_fixed_width_and_self_contained() -> None:
 def test_series_names_with_quotes_and_unicode_keep_their_colours() -> None:
     x = np.arange(10.0)
     names = ['eval "paloma" \\ </script>', "perte ü €"]
-    spec = line_chart(
-        {names[0]: (x, x), names[1]: (x, x + 1)},
-        title="Two",
-        y_title="y",
-        x_kind="quantitative",
-    )
+    spec = chart({names[0]: (x, x), names[1]: (x, x + 1)}, title="Two", x=Axis("step"))
     assert "perte" not in _dumps(spec["datasets"])  # rows carry an index, not the name
     svg = render_svg(spec)
     assert "eval &quot;paloma&quot;" in svg or 'eval "paloma"' in svg
@@ -357,6 +431,7 @@ def test_bundle_renders_a_spec_in_a_browser_without_network(
         highlight=(x[10], x[400]),
         bands={"forecast": (x[::50], np.full(100, 2.0), np.full(100, 2.3))},
         rules=[(2.5, "jump")],
+        smooth=["train/loss"],
     )
     page_html = (
         "<html><body><div id='c' style='width:700px'></div>"
@@ -378,7 +453,7 @@ def test_bundle_renders_a_spec_in_a_browser_without_network(
             page.set_content(page_html)
             page.wait_for_selector("body[data-done], body[data-error]", timeout=20_000)
             assert page.get_attribute("body", "data-error") is None
-            assert page.locator("#c svg .mark-line path").count() == 1
+            assert page.locator("#c svg .mark-line path").count() == 2  # raw and EMA
             assert page.locator("#c svg .mark-rule line").count() >= 2
             # The invisible hover targets carry the tooltip, with the time in UTC.
             page.locator("#c svg .mark-symbol.role-mark path").last.hover()  # drawn last: on top
@@ -391,3 +466,13 @@ def test_bundle_renders_a_spec_in_a_browser_without_network(
             browser.close()
     assert errors == []
     assert [u for u in requests if not u.startswith(("about:", "data:"))] == []
+
+
+def test_png_for_feed_readers_is_compressed_and_stable() -> None:
+    svg = render_svg(_chart())
+    png = render_png(svg)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    width = int.from_bytes(png[16:20], "big")
+    assert width == SVG_WIDTH
+    assert len(png) < 80_000  # vl-convert's own PNG of this chart is ~400 KB
+    assert render_png(svg) == png

@@ -36,12 +36,24 @@ def test_day_charts_have_every_chart_with_the_day_and_its_failure() -> None:
         datetime(2026, 8, 21, 6, tzinfo=UTC),
         "stall",
     )
-    charts = day_charts(date(2026, 8, 21), _series(), [gap])
+    charts = day_charts(date(2026, 8, 21), _series(), [gap], make_config())
     assert tuple(charts) == DAY_CHARTS
     assert "2026-08-21" in charts["loss"]["title"]["text"]
-    assert "stall" in str(charts["throughput"])  # the day's failure is drawn as an event
+    assert "stall" in str(charts["throughput"])  # the day's downtime is a shaded span
+    for spec in charts.values():
+        assert spec["description"].startswith("Line chart of")
 
 
 def test_parallel_svgs_are_the_serial_bytes() -> None:
-    charts = day_charts(date(2026, 8, 21), _series(), [])
+    charts = day_charts(date(2026, 8, 21), _series(), [], make_config())
     assert render_svgs(charts) == {name: render_svg(spec) for name, spec in charts.items()}
+
+
+def test_alert_lines_come_from_the_configured_checks() -> None:
+    config = make_config(health=[{"id": "grad_norm", "rule": "max > 3.0"},
+                                 {"id": "drop_fraction", "enabled": False}])
+    charts = day_charts(date(2026, 8, 21), _series(), [], config)
+    text = str(charts["grad_norm"])
+    assert "alert 3.0" in text and "alert 2.0" not in text
+    assert "alert" not in str(charts["moe"])  # the check is disabled: no line
+    assert "alert 2M tok/s" in str(charts["throughput"])  # the default check's threshold

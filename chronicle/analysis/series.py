@@ -196,3 +196,15 @@ def day_bounds(day: date) -> tuple[float, float]:
     """Return the epoch-second bounds [start, end) of a UTC calendar day."""
     start = datetime(day.year, day.month, day.day, tzinfo=UTC)
     return start.timestamp(), (start + timedelta(days=1)).timestamp()
+
+
+def tokens_at(series: Series, times: np.ndarray) -> np.ndarray:
+    """Return the tokens processed at each time (epoch s), interpolated on the logged
+    `total_tokens`; NaN outside the logged span or when tokens were never logged."""
+    when = np.asarray(times, dtype=float)
+    logged = series.finite("total_tokens")
+    if logged is None:
+        return np.full(when.shape, np.nan)
+    t, tokens = logged
+    order = np.argsort(t, kind="stable")
+    return np.interp(when, t[order], tokens[order], left=np.nan, right=np.nan)

@@ -1,333 +1,234 @@
-"""Chart builders: numpy series -> Vega-Lite spec dicts (Altair), static SVG, offline JS.
+"""Line charts by the field's conventions: numpy series -> a Vega-Lite spec (render stage,
+pure).
 
-Specs are pure functions of their inputs: same arrays, same JSON bytes. Data goes in as
-`alt.Data(values=rows)` (frames go through narwhals and hit MaxRowsError at 5k rows).
-Colours stay neutral and the background transparent, because the page applies its own
-light/dark vega-embed theme at display time; only `render_svg` paints a white background.
+Lines are downsampled (min/max, spikes survive) and broken where logging stopped;
+downtime is shaded spans, events (forks, restarts, phase, context or mixture switches,
+config changes) are labelled markers, alert lines come from the caller (the configured
+health checks), and one legend explains series, markers and spans once. Axes and
+tooltips use the site's number formats (2.5M tok/s, 3.69T tokens, UTC times). A noisy
+series can carry a smoothed (EMA) line over its raw data, as W&B draws it. Every spec has
+a `description`: what it shows and the latest value, the chart's text alternative.
 """
 
 from __future__ import annotations
 
-import functools
 import json
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, Final, ParamSpec, TypeVar
+from collections.abc import Mapping
+from typing import Any
 
-import altair as alt
 import numpy as np
-from altair.utils.schemapi import debug_mode
 
-P = ParamSpec("P")
-R = TypeVar("R")
+from chronicle.render import vega as v
+from chronicle.render.marks import (
+    Axis,
+    Event,
+    Options,
+    Span,
+    background_layers,
+    event_layers,
+    rule_layers,
+)
+from chronicle.render.vega import HOVER_LAYER, SERIES_COLORS, SVG_WIDTH, downsample_minmax
 
-EVENT_KINDS = ("restart", "fork", "failure", "config", "phase", "gap", "context", "mixture",
-               "budget")
-# Mid-tone Tableau colours read on both white and slate backgrounds; series and events
-# draw from disjoint sets so an orange rule is never mistaken for an orange curve.
-SERIES_COLORS = ("#4c78a8", "#72b7b2", "#9d755d", "#ff9da6", "#bab0ac")
-EVENT_COLORS = {
-    "restart": "#f58518",
-    "fork": "#b279a2",
-    "failure": "#e45756",
-    "config": "#54a24b",
-    "phase": "#eeca3b",
-    "gap": "#9d9d9d",
-    "context": "#17becf",
-    "mixture": "#bcbd22",
-    "budget": "#ce6dbd",
-}
-NEUTRAL = "#888888"
-SVG_WIDTH = 720
-Y_DIGITS = 6  # significant digits kept for y: far below a pixel, and it halves the spec
-X_DIGITS = 10
-HOVER_LAYER = "chronicle-hover"  # invisible tooltip targets; dropped from static renders
+__all__ = ["HOVER_LAYER", "SERIES_COLORS", "SVG_WIDTH", "Axis", "Event", "Options", "Span",
+           "downsample_minmax", "line_chart"]
 MIN_SERIES_POINTS = 400
-TIME_UNIT: Final = "utcyearmonthdatehoursminutes"
+SMOOTHED = " (smoothed)"
 
 
-@dataclass(frozen=True)
-class Event:
-    """A mark drawn on the curves at `x` (same units as the series: epoch seconds or step)."""
-
-    x: float
-    kind: str  # one of EVENT_KINDS
-    label: str
-
-    def __post_init__(self) -> None:
-        if self.kind not in EVENT_KINDS:
-            raise ValueError(f"event kind {self.kind!r} is not one of {', '.join(EVENT_KINDS)}")
-
-
-def downsample_minmax(
-    x: np.ndarray, y: np.ndarray, target: int = 2000
-) -> tuple[np.ndarray, np.ndarray]:
-    """Return at most `target` finite points, x ascending, keeping endpoints and bucket extremes."""
-    xs = np.asarray(x, dtype=float).ravel()
-    ys = np.asarray(y, dtype=float).ravel()
-    if xs.shape != ys.shape:
-        raise ValueError(f"x and y differ in length: {xs.size} != {ys.size}")
-    if target < 2:
-        raise ValueError(f"target must be at least 2, got {target}")
-    ok = np.isfinite(xs) & np.isfinite(ys)
-    order = np.argsort(xs[ok], kind="stable")
-    xs, ys = xs[ok][order], ys[ok][order]
-    if xs.size:
-        # A restart re-logs steps: for a repeated x the value given last wins (stable sort).
-        last = np.ones(xs.size, dtype=bool)
-        last[:-1] = xs[1:] != xs[:-1]
-        xs, ys = xs[last], ys[last]
-    n = xs.size
-    if n <= target:
-        return xs, ys
-    buckets = (target - 2) // 2
-    if buckets < 1:
-        return xs[[0, -1]], ys[[0, -1]]
-    # Buckets split the x range (not the index range) so they match screen columns and a
-    # gap in logging stays a gap instead of being stretched over many buckets.
-    inner_x, inner_y = xs[1:-1], ys[1:-1]
-    span = xs[-1] - xs[0]
-    b = np.minimum(((inner_x - xs[0]) / span * buckets).astype(np.int64), buckets - 1)
-    by_bucket_then_y = np.lexsort((inner_y, b))
-    sorted_b = b[by_bucket_then_y]
-    starts = np.flatnonzero(np.r_[True, sorted_b[1:] != sorted_b[:-1]])
-    ends = np.r_[starts[1:], sorted_b.size] - 1
-    keep = np.unique(np.r_[0, by_bucket_then_y[starts] + 1, by_bucket_then_y[ends] + 1, n - 1])
-    return xs[keep], ys[keep]
-
-
-def _num(value: float, digits: int) -> float | int:
-    rounded = float(f"{value:.{digits}g}")
-    if rounded.is_integer() and abs(rounded) < 2**53:
-        return int(rounded)
-    return rounded
-
-
-def _x(value: float, time: bool) -> float | int:
-    # Epoch milliseconds: Vega reads numbers on a temporal field as ms since the epoch.
-    return round(value * 1000.0) if time else _num(value, X_DIGITS)
-
-
-def _thin(n: int, target: int) -> np.ndarray:
-    if n <= target:
-        return np.arange(n)
-    return np.unique(np.linspace(0, n - 1, target).round().astype(np.int64))
-
-
-def _band_rows(
-    name: str, band: tuple[np.ndarray, np.ndarray, np.ndarray], target: int, time: bool, log: bool
-) -> list[dict[str, Any]]:
-    bx, lo, hi = (np.asarray(a, dtype=float).ravel() for a in band)
-    if not bx.size == lo.size == hi.size:
-        raise ValueError(f"band {name!r}: x, low and high differ in length")
-    ok = np.isfinite(bx) & np.isfinite(lo) & np.isfinite(hi)
-    if log:
-        ok &= (lo > 0) & (hi > 0)
-    order = np.argsort(bx[ok], kind="stable")
-    bx, lo, hi = bx[ok][order], lo[ok][order], hi[ok][order]
-    # Bands are smooth forecasts: an even stride keeps them faithful.
-    idx = _thin(bx.size, target)
-    return [
-        {"s": name, "x": _x(bx[i], time), "lo": _num(lo[i], Y_DIGITS), "hi": _num(hi[i], Y_DIGITS)}
-        for i in idx
-    ]
-
-
-def _series_rows(
-    series: dict[str, tuple[np.ndarray, np.ndarray]], per_series: int, time: bool, log: bool
-) -> tuple[list[dict[str, Any]], dict[str, dict[str, int]]]:
+def _series_rows(series: Mapping[str, tuple[np.ndarray, np.ndarray]], per_series: int,
+                 x: Axis, y: Axis, opts: Options, names: list[str]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    meta: dict[str, dict[str, int]] = {}
     for name, (sx, sy) in series.items():
         xa, ya = np.asarray(sx, dtype=float).ravel(), np.asarray(sy, dtype=float).ravel()
-        if log:
-            # Log scales cannot place y <= 0; dropping them beats an invalid spec.
-            with np.errstate(invalid="ignore"):
-                ya = np.where(ya > 0, ya, np.nan)
-        dx, dy = downsample_minmax(xa, ya, per_series)
-        rows.extend(
-            {"s": name, "x": _x(a, time), "y": _num(b, Y_DIGITS)}
-            for a, b in zip(dx.tolist(), dy.tolist(), strict=True)
-        )
-        meta[name] = {"points_in": int(ya.size), "points_out": int(dx.size)}
-    return rows, meta
+        with np.errstate(invalid="ignore"):
+            if y.log:
+                ya = np.where(ya > 0, ya, np.nan)  # a log scale cannot place y <= 0
+            if y.domain:
+                # Outside a fitted domain is not drawn (vl-convert numbers clip paths per
+                # render, so clipping would make a chart's SVG depend on what came before).
+                ya = np.where((ya >= y.domain[0]) & (ya <= y.domain[1]), ya, np.nan)
+        share = per_series // 2 if name in opts.smooth else per_series
+        dx, dy = downsample_minmax(xa, ya, max(share, 2))
+        if not dx.size:
+            continue
+        names.append(name)
+        rows.extend(_with_breaks(names.index(name), dx, dy, x, opts))
+        if name in opts.smooth:
+            fx, fy = downsample_minmax(xa, ya, len(xa) + 2)
+            window = max(2.0, fx.size / 200.0)  # ~0.5% of the span, like W&B at one zoom
+            sm = v.ema(fx, fy, 1.0 - 1.0 / window)
+            idx = v.thin(fx.size, max(share, 2))
+            label = name + SMOOTHED
+            names.append(label)
+            rows.extend(_with_breaks(names.index(label), fx[idx], sm[idx], x, opts))
+    return rows
 
 
-def _x_encoding(time: bool, title: str) -> alt.X:
-    if time:
-        return alt.X("x:T", title=title or None, scale=alt.Scale(type="utc"))
-    return alt.X("x:Q", title=title or None, scale=alt.Scale(zero=False))
+def _with_breaks(i: int, dx: np.ndarray, dy: np.ndarray, x: Axis,
+                 opts: Options) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    prev: float | None = None
+    for a, b in zip(dx.tolist(), dy.tolist(), strict=True):
+        if opts.gap_seconds and prev is not None and a - prev > opts.gap_seconds:
+            # A null between two rows breaks the line: no straight segment across downtime.
+            out.append({"i": i, "x": v.x_value((a + prev) / 2, x.time), "y": None})
+        out.append({"i": i, "x": v.x_value(a, x.time), "y": v.num(b)})
+        prev = a
+    return out
 
 
-def _x_tooltip(time: bool, title: str) -> alt.Tooltip:
-    if time:
-        return alt.Tooltip("x:T", timeUnit=TIME_UNIT, title="time (UTC)")
-    return alt.Tooltip("x:Q", title=title or "x", format=",")
+def _band_rows(bands: Mapping[str, tuple[np.ndarray, np.ndarray, np.ndarray]], target: int,
+               x: Axis, y: Axis, names: list[str]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for name, band in bands.items():
+        bx, lo, hi = (np.asarray(a, dtype=float).ravel() for a in band)
+        if not bx.size == lo.size == hi.size:
+            raise ValueError(f"band {name!r}: x, low and high differ in length")
+        ok = np.isfinite(bx) & np.isfinite(lo) & np.isfinite(hi)
+        if y.log:
+            ok &= (lo > 0) & (hi > 0)
+        order = np.argsort(bx[ok], kind="stable")
+        bx, lo, hi = bx[ok][order], lo[ok][order], hi[ok][order]
+        if y.domain:
+            lo, hi = np.clip(lo, *y.domain), np.clip(hi, *y.domain)
+        if not bx.size:
+            continue
+        if name not in names:
+            names.append(name)
+        i = names.index(name)
+        rows.extend({"i": i, "x": v.x_value(bx[k], x.time), "lo": v.num(lo[k]),
+                     "hi": v.num(hi[k])} for k in v.thin(bx.size, target))  # smooth: a stride
+    return rows
 
 
-def _without_debug_validation(func: Callable[P, R]) -> Callable[P, R]:
-    """Build charts with Altair's debug mode off: it validates every schema object as it
-    is constructed (a quarter of a chart's build time), and the spec is the same without."""
-
-    @functools.wraps(func)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        with debug_mode(False):
-            return func(*args, **kwargs)
-
-    return wrapper
+def _x_enc(x: Axis, span: float) -> dict[str, Any]:
+    if x.time:
+        return {"field": "x", "type": "temporal", "scale": {"type": "utc"},
+                "axis": v.time_axis(x.title, span / 1000.0)}
+    return {"field": "x", "type": "quantitative", "scale": {"zero": False, "nice": False},
+            "axis": v.axis(x.kind, x.title)}
 
 
-@_without_debug_validation
-def line_chart(
-    series: dict[str, tuple[np.ndarray, np.ndarray]],
-    *,
-    title: str,
-    y_title: str,
-    x_kind: str = "time",
-    x_title: str = "",
-    events: Sequence[Event] = (),
-    highlight: tuple[float, float] | None = None,
-    bands: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None,
-    log_y: bool = False,
-    y_format: str | None = None,
-    rules: Sequence[tuple[float, str]] = (),
-    target: int = 2000,
-    width: int | str = "container",
-    height: int = 260,
-) -> dict[str, Any]:
-    """Return a Vega-Lite spec: downsampled lines plus events, highlight, bands and rules."""
-    if x_kind not in ("time", "quantitative"):
-        raise ValueError(f"x_kind must be 'time' or 'quantitative', got {x_kind!r}")
-    time = x_kind == "time"
-    # `target` is the whole chart's budget, shared by its lines and bands, so a chart with
-    # several series stays as light as one with a single series.
-    shares = max(len(series) + len(bands or {}), 1)
+def _y_scale(y: Axis) -> dict[str, Any]:
+    if y.log:
+        return {"type": "log"}
+    scale: dict[str, Any] = {"zero": False}
+    if y.domain:
+        scale["domain"] = [v.num(y.domain[0]), v.num(y.domain[1])]
+    return scale
+
+
+def _tooltip(x: Axis, y: Axis) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    calc = [v.label_calc(y.kind, "y", y.unit)]
+    tips: list[dict[str, Any]] = [{"field": "k", "type": "nominal", "title": "series"}]
+    if x.time:
+        tips.append({"field": "x", "type": "temporal", "timeUnit": "utcyearmonthdatehoursminutes",
+                     "title": "time (UTC)"})
+    else:
+        calc.append(v.label_calc(x.kind, "x", x.unit))
+        tips.append({"field": "x_text", "type": "nominal", "title": x.title or "x"})
+    tips.append({"field": "y_text", "type": "nominal", "title": y.title or "value"})
+    return calc, tips
+
+
+def line_chart(series: Mapping[str, tuple[np.ndarray, np.ndarray] | None], *, title: str,
+               description: str, x: Axis, y: Axis, options: Options | None = None,
+               subtitle: str | None = None, target: int = 2000,
+               height: int = 260) -> dict[str, Any]:
+    """Return a Vega-Lite spec: downsampled lines plus spans, highlight, bands, rules, events."""
+    opts = options or Options()
+    present = {k: xy for k, xy in series.items() if xy is not None}
+    shares = max(len(present) + len(opts.bands), 1)
+    # `target` is the whole chart's budget, shared by its lines and bands.
     per_line = max(target // shares, min(target, MIN_SERIES_POINTS))
-    rows, meta = _series_rows(series, per_line, time, log_y)
-    band_rows = [
-        r for name, b in (bands or {}).items() for r in _band_rows(name, b, per_line, time, log_y)
-    ]
-    usermeta = {"chronicle": {"x_kind": x_kind, "series": meta}}
-    size: dict[str, Any] = {"width": width, "height": height}
-    head = alt.TitleParams(title, anchor="start")
+    names: list[str] = []
+    rows = _series_rows(present, per_line, x, y, opts, names)
+    band_rows = _band_rows(opts.bands, per_line, x, y, names)
+    meta = {"chronicle": {"x_kind": "time" if x.time else "quantitative",
+                          "series": {k: {"points_in": int(np.asarray(xy[0]).size),
+                                         "points_out": sum(1 for r in rows if r["y"] is not None
+                                                           and names[r["i"]] == k)}
+                                     for k, xy in present.items()}}}
     if not rows and not band_rows:
-        empty = (
-            alt.Chart(alt.Data(values=[{"t": "no data"}]))
-            .mark_text(color=NEUTRAL, fontSize=14)
-            .encode(text="t:N")
-        )
-        return _finish(empty, {"title": head, **size, "usermeta": usermeta})
-
+        spec = v.no_data(title, description, height)
+        spec["usermeta"] = meta
+        return spec
     xs = [r["x"] for r in rows + band_rows]
     lo_x, hi_x = min(xs), max(xs)
-    names = list(dict.fromkeys([r["s"] for r in rows] + [r["s"] for r in band_rows]))
-    # Rows carry the series' index, not its name (a W&B key repeated 2,000 times is a
-    # third of the spec); each layer maps the index back with a calculate transform.
-    index = {name: i for i, name in enumerate(names)}
-    for r in rows + band_rows:
-        r["i"] = index[r.pop("s")]
-    name_expr = f"{json.dumps(names)}[datum.i]"
-    color = alt.Color(
-        "s:N",
-        title=None,
-        scale=alt.Scale(domain=names, range=list(SERIES_COLORS)),
-        # Opaque stroke symbols: the band layers would otherwise fade the legend.
-        legend=alt.Legend(orient="top", symbolType="stroke", symbolOpacity=1, symbolStrokeWidth=2)
-        if len(names) > 1
-        else None,
-    )
-    x_enc = _x_encoding(time, x_title)
-    y_scale = alt.Scale(type="log") if log_y else alt.Scale(zero=False)
-    y_axis = alt.Axis(format=y_format) if y_format else alt.Axis()
-    layers: list[alt.Chart] = []
-
-    # Layers are drawn bottom-up: the shaded day, bands, lines, thresholds, events, hover.
-    if highlight is not None:
-        a, b = sorted(_x(v, time) for v in highlight)
-        a, b = max(a, lo_x), min(b, hi_x)
-        if a < b:
-            layers.append(
-                alt.Chart(alt.Data(values=[{"x": a, "x2": b}]))
-                .mark_rect(color=NEUTRAL, opacity=0.15)
-                .encode(x=x_enc, x2="x2")
-            )
+    extra: list[tuple[str, str]] = []
+    if opts.highlight is not None:
+        extra.append(v.HIGHLIGHT)
+    spans = [s for s in opts.spans if s.x1 > s.x0]
+    if spans:
+        extra.append(v.DOWNTIME)
+    for e in opts.events:
+        label, colour, _ = v.event_style(e.kind)
+        if label not in [n for n, _ in extra] and np.isfinite(e.x) \
+                and lo_x <= v.x_value(e.x, x.time) <= hi_x:
+            extra.append((label, colour))
+    domain = names + [n for n, _ in extra]
+    raw_names = [n for n in names if not n.endswith(SMOOTHED)]
+    # A smoothed line takes its raw series' colour; the legend names the series once.
+    colours = [SERIES_COLORS[raw_names.index(n.removesuffix(SMOOTHED)) % len(SERIES_COLORS)]
+               for n in names]
+    shown = raw_names + [n for n, _ in extra]
+    legend = v.legend(len(shown))
+    if legend is not None and len(shown) < len(domain):
+        legend["values"] = shown
+    color = {"field": "k", "type": "nominal",
+             "scale": v.color_scale(domain, colours + [c for _, c in extra]), "legend": legend}
+    x_enc = _x_enc(x, hi_x - lo_x)
+    layers = background_layers(opts, spans, x, lo_x, hi_x, color, x_enc)
+    name_calc = {"calculate": f"{json.dumps(names)}[datum.i]", "as": "k"}
     if band_rows:
-        layers.append(
-            alt.Chart(alt.Data(name="bands"))
-            .transform_calculate(s=name_expr)
-            .mark_area(opacity=0.2)
-            .encode(x=x_enc, y=alt.Y("lo:Q", scale=y_scale), y2="hi", color=color)
-        )
+        layers.append({"data": {"name": "bands"}, "transform": [name_calc],
+                       "mark": {"type": "area", "opacity": 0.2},
+                       "encoding": {"x": x_enc, "y": {"field": "lo", "type": "quantitative",
+                                                      "scale": _y_scale(y)},
+                                    "y2": {"field": "hi"}, "color": color}})
     if rows:
-        tooltip = [alt.Tooltip("s:N", title="series"), _x_tooltip(time, x_title)]
-        tooltip.append(alt.Tooltip("y:Q", title=y_title, format=y_format or ".4~g"))
-        line_y = alt.Y("y:Q", title=y_title, scale=y_scale, axis=y_axis)
-        base = alt.Chart(alt.Data(name="series")).transform_calculate(s=name_expr)
-        layers.append(base.mark_line(strokeWidth=1.5).encode(x=x_enc, y=line_y, color=color))
-        hover = base.mark_circle(size=40, opacity=0).encode(x=x_enc, y=line_y, tooltip=tooltip)
-        layers.append(hover.properties(name=HOVER_LAYER))
-    rule_rows = [
-        {"y": _num(v, Y_DIGITS), "label": lab}
-        for v, lab in rules
-        if np.isfinite(v) and (v > 0 or not log_y)
-    ]
-    if rule_rows:
-        rule_base = alt.Chart(alt.Data(values=rule_rows))
-        layers.append(
-            rule_base.mark_rule(color=NEUTRAL, strokeDash=[6, 4]).encode(
-                y=alt.Y("y:Q", scale=y_scale), tooltip=[alt.Tooltip("label:N", title="threshold")]
-            )
-        )
-        layers.append(
-            rule_base.mark_text(color=NEUTRAL, align="right", baseline="bottom", dy=-2).encode(
-                y=alt.Y("y:Q", scale=y_scale), x=alt.XValue("width"), text="label:N"
-            )
-        )
-    event_rows = [
-        {"x": _x(e.x, time), "kind": e.kind, "label": e.label}
-        for e in sorted(events, key=lambda e: (e.x, e.kind, e.label))
-        if np.isfinite(e.x)
-    ]
-    # Events outside the plotted data would stretch the axis (a run-wide list on a day chart).
-    event_rows = [r for r in event_rows if lo_x <= r["x"] <= hi_x]
-    if event_rows:
-        kinds = [k for k in EVENT_KINDS if any(r["kind"] == k for r in event_rows)]
-        layers.append(
-            alt.Chart(alt.Data(values=event_rows))
-            .mark_rule(strokeWidth=1.5, opacity=0.8)
-            .encode(
-                x=x_enc,
-                stroke=alt.Stroke(
-                    "kind:N",
-                    title="events",
-                    scale=alt.Scale(domain=kinds, range=[EVENT_COLORS[k] for k in kinds]),
-                    legend=alt.Legend(orient="top"),
-                ),
-                tooltip=[
-                    alt.Tooltip("kind:N", title="event"),
-                    alt.Tooltip("label:N", title="what"),
-                    _x_tooltip(time, x_title),
-                ],
-            )
-        )
-    # Events use the stroke channel so their scale and legend stay apart from the series'.
-    layered = alt.layer(*layers)
-    datasets = {"series": rows, "bands": band_rows}
-    return _finish(layered, {"title": head, **size, "usermeta": usermeta}, datasets)
-
-
-def _finish(
-    chart: alt.TopLevelMixin,
-    props: dict[str, Any],
-    datasets: dict[str, list[dict[str, Any]]] | None = None,
-) -> dict[str, Any]:
-    # One properties() call: each one deep-copies every layer (Altair's main cost here).
-    spec: dict[str, Any] = chart.properties(background="transparent", **props).to_dict(
-        validate=False
-    )
-    # The big tables join after to_dict: Altair walks every row it is given (~0.2 ms per
-    # row), and named datasets let the line and its hover layer share one copy.
-    used = {name: values for name, values in (datasets or {}).items() if values}
-    if used:
-        spec["datasets"] = used
+        layers += _line_layers(names, opts, x, y, x_enc, color, name_calc)
+    layers += rule_layers(opts.rules, y)
+    layers += event_layers(opts, x, lo_x, hi_x, color, x_enc)
+    spec = v.frame(title, description, subtitle, height)
+    spec["layer"] = layers
+    spec["usermeta"] = meta
+    datasets = {k: r for k, r in (("series", rows), ("bands", band_rows)) if r}
+    spec["datasets"] = datasets
+    if any(n.endswith(SMOOTHED) for n in names):
+        spec["params"] = [{"name": "smoothed", "value": True,
+                           "bind": {"input": "checkbox", "name": "Smoothed (EMA) "}}]
     return spec
+
+
+def _line_layers(names: list[str], opts: Options, x: Axis, y: Axis, x_enc: dict[str, Any],
+                 color: dict[str, Any], name_calc: dict[str, Any]) -> list[dict[str, Any]]:
+    y_enc = {"field": "y", "type": "quantitative", "scale": _y_scale(y),
+             "axis": v.axis(y.kind, y.title)}
+    line: dict[str, Any] = {"type": "line", "strokeWidth": 1.5,
+                            "invalid": "break-paths-show-domains"}
+    smoothed = [n + SMOOTHED for n in opts.smooth if n + SMOOTHED in names]
+    has_smooth = [n.removesuffix(SMOOTHED) for n in smoothed]
+    raw: dict[str, Any] = {"data": {"name": "series"}, "transform": [name_calc],
+                           "mark": line, "encoding": {"x": x_enc, "y": y_enc, "color": color}}
+    layers = [raw]
+    if smoothed:
+        # Raw data stays drawn, faint under its smoothed line while smoothing is on.
+        is_smooth = f"indexof({json.dumps(smoothed)}, datum.k) >= 0"
+        raw["transform"] = [name_calc, {"filter": f"!({is_smooth})"}]
+        faint = f"smoothed && indexof({json.dumps(has_smooth)}, datum.k) >= 0"
+        raw["encoding"]["opacity"] = {"condition": {"test": faint, "value": 0.3}, "value": 1}
+        layers.append({"data": {"name": "series"},
+                       "transform": [name_calc, {"filter": is_smooth}],
+                       "mark": {**line, "strokeWidth": 2},
+                       "encoding": {"x": x_enc, "y": y_enc, "color": color,
+                                    "opacity": {"condition": {"test": "smoothed", "value": 1},
+                                                "value": 0}}})
+    calc, tips = _tooltip(x, y)
+    layers.append({"name": HOVER_LAYER, "data": {"name": "series"},
+                   "transform": [name_calc, {"filter": "isValid(datum.y)"}, *calc],
+                   "mark": {"type": "circle", "size": 40, "opacity": 0},
+                   "encoding": {"x": x_enc, "y": {"field": "y", "type": "quantitative"},
+                                "tooltip": tips}})
+    return layers

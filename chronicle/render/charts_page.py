@@ -1,8 +1,13 @@
-"""The Charts page: run-wide curves with forks and failures as marks (render stage, pure)."""
+"""The Charts page: run-wide curves with downtime shaded and forks, failures and phase
+changes marked (render stage, pure).
+
+Training curves (loss, gradient norm, learning rate) are drawn against tokens processed,
+as the scaling-law papers do; operational ones (tokens, throughput, MFU, token dropping)
+against UTC time, where downtime has a width.
+"""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -12,66 +17,101 @@ import numpy as np
 from chronicle.analysis.series import Series
 from chronicle.config import RunConfig
 from chronicle.models import FailureRecord
-from chronicle.render import charts as ch
 from chronicle.render import render
-from chronicle.render.change_text import change_events
-from chronicle.render.day import chart_embed, chart_title
-from chronicle.render.day_charts import events_for
-from chronicle.render.svg import render_svg
+from chronicle.render.charts import Axis, Options, line_chart
+from chronicle.render.day_charts import Marks, run_marks, run_so_far_chart
+from chronicle.render.embed import publish
+from chronicle.render.formats import fmt_time
+from chronicle.render.metrics import alert_rules, axis_for, display, show
+
+RUN_POINTS = 2000
+LOSS_NOTE = ("Train loss includes the z-loss; eval loss is a held-out macro average. They are "
+             "different statistics: compare each with itself only.")
+THROUGHPUT_NOTE = ("The gap between the compute-step rate and the sustained rate is time lost "
+                   "to restarts, checkpoints, data loading and downtime.")
 
 
-def _sustained(days: Sequence[Mapping[str, Any]]) -> tuple[np.ndarray, np.ndarray] | None:
-    pts = [(datetime.fromisoformat(d["date"]).replace(tzinfo=UTC).timestamp() + 43200.0,
-            d["throughput"]["sustained_tokens_per_second"])
-           for d in days if d["throughput"].get("sustained_tokens_per_second") is not None]
+def _noon(day: str) -> float:
+    return datetime.fromisoformat(day).replace(tzinfo=UTC).timestamp() + 43200.0
+
+
+def daily(days: Sequence[Mapping[str, Any]], section: str, key: str,
+          ) -> tuple[np.ndarray, np.ndarray] | None:
+    """Return (noon of each day, value) of one day-JSON figure, for the days that have it."""
+    pts = [(_noon(d["date"]), d[section][key]) for d in days
+           if (d.get(section) or {}).get(key) is not None]
     if not pts:
         return None
     return np.array([p[0] for p in pts]), np.array([p[1] for p in pts], dtype=float)
 
 
+def time_chart(lines: Mapping[str, tuple[np.ndarray, np.ndarray] | None], name: str,
+               title: str, what: str, config: RunConfig, marks: Marks,
+               smooth: Sequence[str] = (), rules: Sequence[tuple[float, str]] | None = None,
+               ) -> dict[str, Any]:
+    """Return a run-wide chart of metric `name` against UTC time, downtime shaded."""
+    present = {k: xy for k, xy in lines.items() if xy is not None}
+    latest = []
+    for label, (t, y) in present.items():
+        i = int(np.argmax(t))
+        when = datetime.fromtimestamp(float(t[i]), tz=UTC)
+        latest.append(f"{label} {show(name, y[i], config)} at {fmt_time(when)}")
+    description = f"{what}. " + ("Latest: " + "; ".join(latest) + "." if latest
+                                  else "No data yet.")
+    return line_chart(
+        present, title=title, description=description, x=Axis("time (UTC)", time=True),
+        y=axis_for(name, config), target=RUN_POINTS,
+        options=Options(events=marks.events, spans=marks.spans,
+                        rules=alert_rules(config, name) if rules is None else rules,
+                        smooth=smooth, gap_seconds=config.failures.gap_minutes * 60))
+
+
 def charts_page(config: RunConfig, series: Series, failures: Sequence[FailureRecord],
                 days: Sequence[Mapping[str, Any]],
                 changes: Sequence[Mapping[str, Any]] = ()) -> dict[str, str | bytes]:
-    """Return charts.md and its run-wide chart specs and SVGs (forks, failures and the
-    context, mixture and budget changes drawn as markers)."""
-    events = sorted(events_for(series, failures) + change_events(changes),
-                    key=lambda e: (e.x, e.kind, e.label))
-    mfu_note = "MFU in percent of peak accelerator FLOPs"
-    wanted: list[tuple[str, dict[str, Any], str, dict[str, Any]]] = [
-        ("loss", {"train loss": series.finite("loss"),
-                  "eval loss": series.finite("eval_loss")}, "loss",
-         {"note": "Train loss includes the z-loss; eval loss is a held-out macro average. "
-                  "They are different statistics: compare each with itself only."}),
-        ("tokens", {"tokens processed": series.finite("total_tokens")}, "tokens",
-         {"rules": [(config.run.token_budget, "token budget")]}),
-        ("throughput", {"compute-step tokens/s": series.finite("tokens_per_second"),
-                        "sustained tokens/s (daily)": _sustained(days)}, "tokens/s",
-         {"note": "The gap between the compute-step rate and the sustained rate is time lost "
-                  "to restarts, checkpoints, data loading and downtime."}),
-        ("mfu", {"MFU (%)": series.finite("mfu")}, "MFU (percent)", {"note": mfu_note}),
-        ("drop_fraction", {"drop fraction": series.finite("drop_fraction")},
-         "fraction of tokens dropped", {"rules": [(0.07, "alert 7%")], "y_format": ".1%"}),
-        ("grad_norm", {"grad norm": series.finite("grad_norm")}, "grad norm",
-         {"rules": [(2.0, "alert 2.0")]}),
-        ("learning_rate", {"learning rate": series.finite("learning_rate")},
-         "learning rate", {}),
+    """Return charts.md and its run-wide chart specs and SVGs (forks, failures, phase
+    changes and the run's context, mixture and budget changes drawn as markers)."""
+    marks = run_marks(series, failures, config, changes)
+    budget = config.run.token_budget
+    specs: list[tuple[str, str, dict[str, Any], str]] = [
+        ("loss", "Loss", run_so_far_chart(
+            "loss", {"eval loss": "eval_loss"}, "Loss against tokens processed", series, marks,
+            config, None, RUN_POINTS,
+            "Line chart of train and eval loss against tokens processed, the whole run"),
+         LOSS_NOTE),
+        ("tokens", "Tokens processed", time_chart(
+            {display("total_tokens").label: series.finite("total_tokens")}, "total_tokens",
+            "Tokens processed against the budget", "Line chart of the tokens processed over "
+            f"time, with the token budget of {show('total_tokens', budget)}", config, marks,
+            rules=[(budget, f"budget {show('total_tokens', budget)}")]), ""),
+        ("throughput", "Throughput", time_chart(
+            {"compute-step tokens/s": series.finite("tokens_per_second"),
+             "sustained tokens/s (daily)": daily(days, "throughput",
+                                                 "sustained_tokens_per_second")},
+            "tokens_per_second", "Throughput", "Line chart of the compute-step throughput "
+            "and the daily sustained throughput, tokens per second", config, marks),
+         THROUGHPUT_NOTE),
+        ("mfu", "Model FLOPs utilisation", time_chart(
+            {"MFU": series.finite("mfu")}, "mfu", "Model FLOPs utilisation",
+            "Line chart of model FLOPs utilisation over time", config, marks), ""),
+        ("drop_fraction", "MoE token drop fraction", time_chart(
+            {"token drop fraction": series.finite("drop_fraction")}, "drop_fraction",
+            "MoE token drop fraction", "Line chart of the fraction of tokens the MoE router "
+            "dropped over time", config, marks, smooth=["token drop fraction"]), ""),
+        ("grad_norm", "Gradient norm", run_so_far_chart(
+            "grad_norm", {}, "Gradient norm against tokens processed", series, marks, config,
+            None, RUN_POINTS, "Line chart of the gradient norm against tokens processed"), ""),
+        ("learning_rate", "Learning rate", run_so_far_chart(
+            "learning_rate", {}, "Learning rate against tokens processed", series, marks,
+            config, None, RUN_POINTS, "Line chart of the learning rate against tokens "
+            "processed"), ""),
     ]
-    titles = {"loss": "Loss", "tokens": "Tokens processed", "throughput": "Throughput",
-              "mfu": "Model FLOPs utilisation", "drop_fraction": "MoE token drop fraction",
-              "grad_norm": "Gradient norm", "learning_rate": "Learning rate"}
     out: dict[str, str | bytes] = {}
     listed = []
-    for name, data, y_title, extra in wanted:
-        data = {k: v for k, v in data.items() if v is not None}
-        if not data:
+    for name, heading, spec, note in specs:
+        if "layer" not in spec:  # a "no data" chart: the page lists only what was logged
             continue
-        note = extra.pop("note", "")
-        spec = ch.line_chart(data, title=titles[name], y_title=y_title, events=events, **extra)
-        out[f"charts/{name}.vl.json"] = json.dumps(spec, sort_keys=True, separators=(",", ":"))
-        out[f"charts/{name}.svg"] = render_svg(spec)
-        title = chart_title(spec, titles[name])
-        listed.append((titles[name], chart_embed(f"charts/{name}.vl.json",
-                                                 f"charts/{name}.svg", title), note))
+        listed.append((heading, publish(out, f"charts/{name}", spec, name), note))
     last_t = float(series.timestamp.max()) if len(series) else None
     out["charts.md"] = render(
         "charts.md.j2", charts=listed,

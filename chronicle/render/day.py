@@ -7,55 +7,41 @@ must be true at sealing time (no link to a next day that does not exist yet).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
-
-from markupsafe import Markup, escape
 
 from chronicle.analysis.day_model import DaySummary
 from chronicle.config import RunConfig
 from chronicle.models import parse_time
-from chronicle.render import (
+from chronicle.render import front_matter, render
+from chronicle.render.change_text import what_changed
+from chronicle.render.embed import chart_alt, chart_embed, chart_title
+from chronicle.render.formats import (
+    MISSING,
+    finite,
+    fmt_count,
     fmt_duration,
     fmt_num,
     fmt_pct,
+    fmt_points,
     fmt_si,
+    fmt_si_signed,
     fmt_signed,
-    front_matter,
-    render,
+    fmt_usd,
+    plural,
 )
-from chronicle.render.change_text import what_changed
+from chronicle.render.metrics import check_value
 from chronicle.render.prose import describe_correction, residual_line
 from chronicle.render.sanitize import comment_block, plain_text
 
 CHART_ORDER = ("loss", "throughput", "moe", "grad_norm")
 
 
-def chart_embed(spec_url: str, svg_url: str, alt: str) -> Markup:
-    """Return the chart container: a static SVG that our JS swaps for vega-embed."""
-    return Markup(
-        f'<div class="chronicle-chart" data-spec="{escape(spec_url)}">'
-        f'<img src="{escape(svg_url)}" alt="{escape(alt)}" loading="lazy"></div>'
-    )
-
-
-def chart_title(spec: Mapping[str, Any], name: str) -> str:
-    """Return a chart's title from its spec (str or {"text": ...}), else its name."""
-    title = spec.get("title")
-    if isinstance(title, Mapping):
-        title = title.get("text")
-    if isinstance(title, list):
-        title = " ".join(str(t) for t in title)
-    return str(title) if title else name.replace("_", " ")
-
-
 def _change(now: Any, before: Any, digits: int, pct: bool = False) -> str:
-    if not isinstance(now, int | float) or not isinstance(before, int | float):
-        return "—"
+    if not finite(now) or not finite(before):
+        return MISSING
     delta = float(now) - float(before)
-    if pct:
-        return fmt_signed(delta * 100, 1, " pp")
-    return fmt_signed(delta, digits)
+    return fmt_points(delta, 1) if pct else fmt_signed(delta, digits)
 
 
 def key_figures(day: DaySummary) -> list[tuple[str, str, str, str]]:
@@ -64,7 +50,8 @@ def key_figures(day: DaySummary) -> list[tuple[str, str, str, str]]:
     loss, tok, thr = day["loss"], day["tokens"], day["throughput"]
     moe, gn = day["moe"], day["grad_norm"]
     unit = "%" if thr.get("mfu_unit", "percent") == "percent" else ""
-    eval_at = f" (step {loss['eval_step']:,})" if loss.get("eval_step") is not None else ""
+    eval_at = f" (step {fmt_count(loss['eval_step'])})" if loss.get("eval_step") is not None \
+        else ""
     rows = [
         ("Train loss, last", fmt_num(loss["train_last"]), fmt_num(prev.get("loss_train_last")),
          _change(loss["train_last"], prev.get("loss_train_last"), 3)),
@@ -87,23 +74,18 @@ def key_figures(day: DaySummary) -> list[tuple[str, str, str, str]]:
          _change(gn["max"], prev.get("grad_norm_max"), 3)),
         ("Time without telemetry", fmt_duration(day["downtime_seconds"]),
          fmt_duration(prev.get("downtime_seconds")), ""),
-        ("Restarts", str(day["restarts"]) if day.get("restarts") is not None else "—", "", ""),
+        ("Restarts", fmt_count(day.get("restarts")), "", ""),
         ("Accelerator-hours", fmt_num(day["accelerator_hours"], 0), "", ""),
     ]
     for scenario, usd in sorted((day.get("cost") or {}).get("usd", {}).items()):
-        rows.append((f"Cost at {scenario} prices", _usd(usd), "", ""))
+        rows.append((f"Cost at {scenario} prices", fmt_usd(usd), "", ""))
     return rows
 
 
 def _si_change(now: Any, before: Any) -> str:
-    if not isinstance(now, int | float) or not isinstance(before, int | float):
-        return "—"
-    delta = float(now) - float(before)
-    return ("+" if delta >= 0 else "−") + fmt_si(abs(delta))
-
-
-def _usd(value: Any) -> str:
-    return "—" if not isinstance(value, int | float) else f"${value:,.0f}"
+    if not finite(now) or not finite(before):
+        return MISSING
+    return fmt_si_signed(float(now) - float(before))
 
 
 def one_line(day: DaySummary) -> str:
@@ -112,18 +94,20 @@ def one_line(day: DaySummary) -> str:
     parts = []
     if loss.get("train_last") is not None:
         change = loss.get("train_change")
-        parts.append(f"loss {loss['train_last']:.3f}"
+        parts.append(f"loss {fmt_num(loss['train_last'])}"
                      + (f" ({fmt_signed(change)})" if change is not None else ""))
     if day["tokens"].get("day") is not None:
         parts.append(f"{fmt_si(day['tokens']['day'])} tokens")
     if thr.get("mfu_p50") is not None:
-        parts.append(f"MFU {thr['mfu_p50']:.1f}%")
+        unit = thr.get("mfu_unit", "percent")
+        parts.append("MFU " + (fmt_num(thr["mfu_p50"], 1, "%") if unit == "percent"
+                               else fmt_pct(thr["mfu_p50"])))
     if day["moe"].get("drop_fraction_max") is not None:
         parts.append(f"drop ≤ {fmt_pct(day['moe']['drop_fraction_max'])}")
     if day.get("failures"):
-        parts.append(f"{len(day['failures'])} failure(s)")
+        parts.append(plural(len(day["failures"]), "failure"))
     if day.get("restarts"):
-        parts.append(f"{day['restarts']} restart(s)")
+        parts.append(plural(day["restarts"], "restart"))
     return " · ".join(parts) if parts else "no metrics logged"
 
 
@@ -166,12 +150,12 @@ def provenance_rows(day: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[
 
 
 def render_day_markdown(day: DaySummary, charts: Mapping[str, Mapping[str, Any]],
-                        config: RunConfig) -> str:
-    """Return the sealed Markdown page of one day."""
+                        config: RunConfig, pngs: Collection[str] = ()) -> str:
+    """Return the sealed Markdown page of one day (`pngs`: charts that also have a PNG)."""
     date = day["date"]
     names = [n for n in CHART_ORDER if n in charts] + sorted(set(charts) - set(CHART_ORDER))
     embeds = [(chart_title(charts[n], n),
-               chart_embed(f"{date}/{n}.vl.json", f"{date}/{n}.svg", chart_title(charts[n], n)))
+               chart_embed(f"{date}/{n}.vl.json", f"{date}/{n}.svg", chart_alt(charts[n], n)))
               for n in names]
     meta: dict[str, Any] = {
         "date": parse_time(day["sealed_at"]),
@@ -179,7 +163,9 @@ def render_day_markdown(day: DaySummary, charts: Mapping[str, Mapping[str, Any]]
         "description": plain_text(day["summary"], 1000),
     }
     if names:
-        meta["image"] = f"days/{date}/{'loss' if 'loss' in charts else names[0]}.svg"
+        # The feeds' image: a PNG where there is one (many feed readers show no SVG).
+        lead = "loss" if "loss" in charts else names[0]
+        meta["image"] = f"days/{date}/{lead}.{'png' if lead in pngs else 'svg'}"
     prov_rows, prov_files = provenance_rows(day)
     body = render(
         "day.md.j2", day=day, embeds=embeds, figures=key_figures(day), threads=_threads(day),
@@ -187,37 +173,42 @@ def render_day_markdown(day: DaySummary, charts: Mapping[str, Mapping[str, Any]]
         config=config, parse_time=parse_time, provenance=prov_rows,
         provenance_files=prov_files,
         corrections=day.get("corrections") or [], describe=describe_correction,
-        health=_health(day), residual=residual_line(day.get("prediction")),
+        health=_health(day, config), residual=residual_line(day.get("prediction")),
         changes=what_changed(day),
     )
     return front_matter(meta) + body
 
 
-def _health(day: DaySummary) -> dict[str, Any] | None:
+def _health(day: DaySummary, config: RunConfig) -> dict[str, Any] | None:
     """Return the day's health verdict and its failed / warning checks (None if not run)."""
     health = day.get("health")
     if not health:
         return None
-    bad = [c for c in health["checks"] if c["status"] in ("fail", "warn")]
+    bad = [{**c, "value_text": check_value(c, config)} for c in health["checks"]
+           if c["status"] in ("fail", "warn")]
     bad.sort(key=lambda c: (c["status"] != "fail", c["id"]))
     return {"status": health["status"], "counts": health["counts"], "bad": bad}
 
 
 def render_day_files(day: DaySummary, charts: dict[str, dict[str, Any]],
-                     svgs: dict[str, str], config: RunConfig) -> dict[str, bytes]:
+                     svgs: dict[str, str], config: RunConfig,
+                     pngs: Mapping[str, bytes] | None = None) -> dict[str, bytes]:
     """Return a sealed day's files, keyed by path relative to docs/."""
     date = day["date"]
+    pngs = pngs or {}
     missing = set(charts) ^ set(svgs)
-    if missing:
-        raise ValueError(f"day {date}: charts and svgs must name the same charts, "
-                         f"differ in {sorted(missing)}")
+    if missing or set(pngs) - set(charts):
+        raise ValueError(f"day {date}: charts, svgs and pngs must name the same charts, "
+                         f"differ in {sorted(missing | (set(pngs) - set(charts)))}")
     files: dict[str, bytes] = {
-        f"days/{date}.md": render_day_markdown(day, charts, config).encode(),
+        f"days/{date}.md": render_day_markdown(day, charts, config, set(pngs)).encode(),
         f"days/{date}.json": _json_bytes(day),
     }
     for name in sorted(charts):
         files[f"days/{date}/{name}.vl.json"] = _json_bytes(charts[name], indent=None)
         files[f"days/{date}/{name}.svg"] = svgs[name].encode()
+        if name in pngs:
+            files[f"days/{date}/{name}.png"] = pngs[name]
     return files
 
 

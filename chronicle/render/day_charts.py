@@ -1,107 +1,251 @@
 """The charts a sealed day page carries, from the stitched series (render stage, pure).
 
-Picks the series and events of the four day charts; the run-wide charts page
-(site/pages) uses `events_for` too, so both mark forks and failures the same way.
+Four charts: loss and gradient norm over the run so far against tokens processed (the
+day shaded, the y axis fitted to the run after its warm-up), throughput and token
+dropping over the day against UTC time (downtime shaded). The run-wide Charts page uses
+`run_marks` too, so both mark forks, failures, phase changes and downtime alike.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from datetime import date
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
 from typing import Any
 
 import numpy as np
 
-from chronicle.analysis.series import Series, day_bounds
+from chronicle.analysis.series import Series, day_bounds, tokens_at
+from chronicle.config import RunConfig
 from chronicle.models import FailureRecord
 from chronicle.render.change_text import change_events
-from chronicle.render.charts import Event, line_chart
+from chronicle.render.charts import Axis, Event, Options, Span, line_chart
+from chronicle.render.formats import fmt_si
+from chronicle.render.metrics import alert_rules, axis_for, display, show
 
 DAY_CHARTS = ("loss", "throughput", "moe", "grad_norm")
 # A sealed day carries four charts forever (spec + SVG, ~100 sealed days in git): the
 # run-so-far curves are thinner than the run-wide page's, which keeps ~2,000 points.
 DAY_POINTS = 1000
+# The first 2% of the token budget is warm-up: loss falls from ~12 to the run's regime,
+# and an axis that shows it flattens everything after into a line at the bottom.
+WARMUP_FRACTION = 0.02
+TOKENS_AXIS = Axis("tokens processed", "si", "tokens")
 
 
-def events_for(
-    series: Series, failures: Sequence[FailureRecord], start: float = -np.inf, end: float = np.inf
-) -> list[Event]:
-    """Return chart marks for forks and failures between start and end (epoch s)."""
-    out = [
-        Event(f.timestamp, "fork", f"fork: {f.run} from step {f.step:,}")
-        for f in series.forks
-        if start <= f.timestamp < end
-    ]
+@dataclass(frozen=True)
+class Marks:
+    """The run's events (markers) and downtime (spans), in epoch seconds."""
+
+    events: tuple[Event, ...]
+    spans: tuple[Span, ...]
+
+    def between(self, start: float, end: float) -> Marks:
+        return Marks(tuple(e for e in self.events if start <= e.x < end),
+                     tuple(s for s in self.spans if s.x1 > start and s.x0 < end))
+
+    def on_tokens(self, series: Series) -> tuple[Event, ...]:
+        """Return the events placed on the tokens axis (downtime has no width there)."""
+        xs = tokens_at(series, np.array([e.x for e in self.events], dtype=float))
+        return tuple(Event(float(x), e.kind, e.label)
+                     for x, e in zip(xs.tolist(), self.events, strict=True) if np.isfinite(x))
+
+
+def run_marks(series: Series, failures: Sequence[FailureRecord], config: RunConfig,
+              changes: Sequence[Mapping[str, Any]] = (), end: float = np.inf) -> Marks:
+    """Return forks, failures, phase changes and the run's recorded changes (context
+    length, data mixture, budget: analysis/changes.py records) as markers and downtime as
+    spans, up to `end`."""
+    events = [Event(f.timestamp, "fork", f"restart as {f.run} from step {f.step:,}")
+              for f in series.forks if f.timestamp < end]
+    spans = []
+    last = float(series.timestamp.max()) if len(series) else -np.inf
     for f in failures:
         t = f.start.timestamp()
-        if start <= t < end and f.kind != "fork":
-            out.append(Event(t, "failure" if f.kind != "gap" else "gap", f.what[:80]))
-    return sorted(out, key=lambda e: (e.x, e.kind, e.label))
+        if t >= end:
+            continue
+        if f.kind in ("gap", "fork"):
+            stop = f.end.timestamp() if f.end else max(last, t)
+            spans.append(Span(t, min(stop, end), f.what[:80]))
+        else:
+            events.append(Event(t, "failure", f.what[:80]))
+    events += [e for e in _phase_events(series, config) if e.x < end]
+    events += change_events(changes, end=end)
+    return Marks(tuple(sorted(events, key=lambda e: (e.x, e.kind, e.label))),
+                 tuple(sorted(spans, key=lambda s: (s.x0, s.x1))))
 
 
-def _lines(s: Series, names: dict[str, str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Return {legend label: (time, finite values)} for each metric with a point here.
+def _phase_events(series: Series, config: RunConfig) -> list[Event]:
+    logged = series.finite("total_tokens")
+    if logged is None:
+        return []
+    t, tokens = logged
+    order = np.argsort(tokens, kind="stable")
+    out = []
+    for name, fraction in sorted(config.run.phases.items(), key=lambda kv: kv[1]):
+        at = fraction * config.run.token_budget
+        if fraction <= 0 or at > tokens.max():
+            continue
+        when = float(np.interp(at, tokens[order], t[order]))
+        out.append(Event(when, "phase", f"phase: {name}"))
+    return out
 
-    A metric logged elsewhere in the store but not in this window gets no (empty) line,
-    so a backfilled day charts exactly what the nightly job would have.
-    """
-    return {label: xy for label, name in names.items() if (xy := s.finite(name)) is not None}
+
+def fitted_domain(values: Sequence[tuple[np.ndarray, np.ndarray]], warmup_end: float,
+                  ) -> tuple[tuple[float, float] | None, float | None]:
+    """Return (y domain after warm-up, highest value during it) when cutting the warm-up
+    reveals the current regime; (None, None) when the whole curve fits or the run is not
+    yet twice as long as its warm-up (then the caller uses a log scale)."""
+    xs = np.concatenate([x for x, _ in values]) if values else np.empty(0)
+    if not xs.size or xs.max() < 2 * warmup_end:
+        return None, None
+    after = np.concatenate([y[x >= warmup_end] for x, y in values])
+    before = np.concatenate([y[x < warmup_end] for x, y in values])
+    if after.size < 10 or not before.size:
+        return None, None
+    lo, hi = float(after.min()), float(after.max())
+    peak = float(before.max())
+    pad = max((hi - lo) * 0.05, abs(hi) * 1e-3)
+    if peak <= hi + 4 * pad:
+        return None, None  # the warm-up does not dwarf the run: show everything
+    return (lo - pad, hi + pad), peak
+
+
+def _on_tokens(series: Series, names: dict[str, str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    out = {}
+    for label, name in names.items():
+        xy = series.finite(name)
+        if xy is None:
+            continue
+        tokens = tokens_at(series, xy[0])
+        ok = np.isfinite(tokens)
+        if ok.any():
+            out[label] = (tokens[ok], xy[1][ok])
+    return out
+
+
+def _token_span(so_far: Series, lines: dict[str, tuple[np.ndarray, np.ndarray]],
+                highlight: tuple[float, float]) -> tuple[float, float] | None:
+    """Return the tokens processed at a time span's ends (clamped to the plotted data)."""
+    xs = np.concatenate([xy[0] for xy in lines.values()]) if lines else np.empty(0)
+    if not xs.size:
+        return None
+    a, b = tokens_at(so_far, np.array(highlight, dtype=float)).tolist()
+    return (a if np.isfinite(a) else float(xs.min()), b if np.isfinite(b) else float(xs.max()))
+
+
+def _latest(name: str, xy: tuple[np.ndarray, np.ndarray] | None, config: RunConfig,
+            where: Callable[[float], str]) -> str:
+    if xy is None or not xy[1].size:
+        return f"no {display(name).label} logged"
+    i = int(np.argmax(xy[0]))
+    return f"latest {display(name).label} {show(name, xy[1][i], config)}{where(xy[0][i])}"
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:] + "."
+
+
+def run_so_far_chart(name: str, extra: dict[str, str], title: str, so_far: Series,
+                     marks: Marks, config: RunConfig, highlight: tuple[float, float] | None,
+                     points: int, what: str) -> dict:
+    """Return a run-so-far chart of metric `name` (+ `extra` metrics) against tokens."""
+    shown = display(name, config)
+    lines = _on_tokens(so_far, {shown.label: name} | extra)
+    if not lines and so_far.finite(name) is not None:
+        # Tokens were never logged: the same curve against time.
+        return _run_so_far_on_time(name, extra, title, so_far, marks, config, highlight, what)
+    smooth = [shown.label] if name in ("loss", "grad_norm") else []
+    warm = WARMUP_FRACTION * config.run.token_budget
+    domain, peak, log = None, None, False
+    if name == "loss" and lines:
+        domain, peak = fitted_domain(list(lines.values()), warm)
+        ys = np.concatenate([y for _, y in lines.values()])
+        log = domain is None and bool(ys.min() > 0) and ys.max() > 3 * ys.min()
+    subtitle = (f"fitted after warm-up (first {fmt_si(warm)} tokens, peak "
+                f"{show(name, peak, config)})" if domain and peak else
+                "log scale: the warm-up falls steeply" if log else None)
+    day_tokens = _token_span(so_far, lines, highlight) if highlight else None
+
+    def at(x: float) -> str:
+        return f" at {fmt_si(x)} tokens"
+
+    texts = [_latest(m, lines.get(display(m, config).label), config, at)
+             for m in [name, *extra.values()]]
+    description = f"{what}. {_sentence('; '.join(texts))}"
+    return line_chart(
+        lines, title=title, description=description, x=TOKENS_AXIS,
+        y=axis_for(name, config, domain=domain, log=log), subtitle=subtitle, target=points,
+        options=Options(events=marks.on_tokens(so_far), highlight=day_tokens,
+                        rules=alert_rules(config, name), smooth=smooth))
+
+
+def _run_so_far_on_time(name: str, extra: dict[str, str], title: str, so_far: Series,
+                        marks: Marks, config: RunConfig, highlight: tuple[float, float] | None,
+                        what: str) -> dict:
+    shown = display(name, config)
+    lines = {label: xy for label, m in ({shown.label: name} | extra).items()
+             if (xy := so_far.finite(m)) is not None}
+
+    def at(t: float) -> str:
+        return f" at {datetime.fromtimestamp(t, tz=UTC):%Y-%m-%d %H:%M} UTC"
+
+    texts = [_latest(m, lines.get(display(m, config).label), config, at)
+             for m in [name, *extra.values()]]
+    return line_chart(
+        lines, title=title, description=f"{what.replace('tokens processed', 'time')}. "
+        f"{_sentence('; '.join(texts))}", x=Axis("time (UTC)", time=True),
+        y=axis_for(name, config), target=DAY_POINTS,
+        options=Options(events=marks.events, spans=marks.spans, highlight=highlight,
+                        rules=alert_rules(config, name),
+                        smooth=[shown.label] if name in ("loss", "grad_norm") else []))
+
+
+def day_chart(name: str, title: str, today: Series, marks: Marks, config: RunConfig,
+              what: str) -> dict:
+    """Return a chart of metric `name` over one day against UTC time."""
+    shown = display(name, config)
+    xy = today.finite(name)
+    lines = {shown.label: xy} if xy is not None else {}
+
+    def at(t: float) -> str:
+        return f" at {datetime.fromtimestamp(t, tz=UTC):%H:%M} UTC"
+
+    description = f"{what}. {_sentence(_latest(name, xy, config, at))}"
+    return line_chart(
+        lines, title=title, description=description, x=Axis("time (UTC)", time=True),
+        y=axis_for(name, config),
+        options=Options(events=marks.events, spans=marks.spans, rules=alert_rules(config, name),
+                        smooth=[shown.label] if name == "drop_fraction" else [],
+                        gap_seconds=config.failures.gap_minutes * 60))
 
 
 def day_charts(day: date, series: Series, failures: Sequence[FailureRecord],
-               changes: Sequence[Mapping[str, Any]] = ()) -> dict[str, dict]:
-    """Return the Vega-Lite specs of one day page, keyed by name (see DAY_CHARTS).
-
-    Context, mixture and budget changes are drawn as markers beside forks and failures.
-    """
+               config: RunConfig, changes: Sequence[Mapping[str, Any]] = ()) -> dict[str, dict]:
+    """Return the Vega-Lite specs of one day page, keyed by name (see DAY_CHARTS); the
+    run's changes are drawn as markers beside forks and failures."""
     start, end = day_bounds(day)
     so_far = series.window(-np.inf, end)
     today = series.window(start, end)
-    run_events = sorted(events_for(so_far, failures) + change_events(changes, end=end),
-                        key=lambda e: (e.x, e.kind, e.label))
-    day_events = sorted(events_for(today, failures, start, end)
-                        + change_events(changes, start, end),
-                        key=lambda e: (e.x, e.kind, e.label))
+    marks = run_marks(so_far, failures, config, changes, end)
     label = day.isoformat()
-    charts: dict[str, dict] = {}
-
-    loss = _lines(so_far, {"train loss": "loss", "eval loss": "eval_loss"})
-    charts["loss"] = line_chart(
-        loss,
-        title=f"Loss, run so far ({label} highlighted)",
-        y_title="loss",
-        events=run_events,
-        highlight=(start, end),
-        target=DAY_POINTS,
-    )
-
-    thr = _lines(today, {"compute-step tokens/s": "tokens_per_second"})
-    charts["throughput"] = line_chart(
-        thr,
-        title=f"Throughput on {label}",
-        y_title="tokens/s",
-        events=day_events,
-        rules=[(2.0e6, "alert 2.0M tok/s")],
-    )
-
-    drop = _lines(today, {"drop fraction": "drop_fraction"})
-    charts["moe"] = line_chart(
-        drop,
-        title=f"MoE token drop fraction on {label}",
-        y_title="fraction dropped",
-        events=day_events,
-        rules=[(0.07, "alert 7%")],
-        y_format=".1%",
-    )
-
-    gn = _lines(so_far, {"grad norm": "grad_norm"})
-    charts["grad_norm"] = line_chart(
-        gn,
-        title=f"Gradient norm, run so far ({label} highlighted)",
-        y_title="grad norm",
-        highlight=(start, end),
-        events=run_events,
-        rules=[(2.0, "alert 2.0")],
-        target=DAY_POINTS,
-    )
-    return charts
+    return {
+        "loss": run_so_far_chart(
+            "loss", {"eval loss": "eval_loss"}, f"Loss, run so far ({label} shaded)", so_far,
+            marks, config, (start, end), DAY_POINTS,
+            f"Line chart of train and eval loss against tokens processed, from the start of "
+            f"the run to {label} (shaded)"),
+        "throughput": day_chart(
+            "tokens_per_second", f"Throughput on {label}", today, marks.between(start, end),
+            config, f"Line chart of compute-step throughput in tokens per second on {label}, "
+            "UTC, with downtime shaded"),
+        "moe": day_chart(
+            "drop_fraction", f"MoE token drop fraction on {label}", today,
+            marks.between(start, end), config,
+            f"Line chart of the fraction of tokens the MoE router dropped on {label}, UTC"),
+        "grad_norm": run_so_far_chart(
+            "grad_norm", {}, f"Gradient norm, run so far ({label} shaded)", so_far, marks,
+            config, (start, end), DAY_POINTS,
+            f"Line chart of the gradient norm against tokens processed, from the start of the "
+            f"run to {label} (shaded)"),
+    }

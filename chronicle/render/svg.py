@@ -1,8 +1,9 @@
-"""Static SVG renders of chart specs and the offline vega bundle (render stage).
+"""Static renders of chart specs (SVG, PNG) and the offline vega bundle (render stage).
 
-vl-convert draws each Vega-Lite spec as an SVG that shows without JavaScript (feed readers,
-print, no-JS readers) and bundles vega + vega-lite + vega-embed for the site, so no chart
-needs a CDN. Pure: the same spec gives the same bytes.
+vl-convert draws each Vega-Lite spec as an SVG that shows without JavaScript (print,
+no-JS readers), a PNG of it for feed readers that show no SVG, and bundles vega +
+vega-lite + vega-embed for the site, so no chart needs a CDN. Pure: the same spec gives
+the same bytes.
 """
 
 from __future__ import annotations
@@ -12,15 +13,16 @@ import copy
 import importlib.metadata
 import multiprocessing
 import os
+import struct
 import tempfile
+import zlib
+from collections.abc import Collection
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
-import altair as alt
-
-from chronicle.render.charts import HOVER_LAYER, SVG_WIDTH
+from chronicle.render.vega import HOVER_LAYER, SVG_WIDTH, VEGA_LITE
 
 _pool: ProcessPoolExecutor | None = None
 
@@ -28,9 +30,8 @@ _pool: ProcessPoolExecutor | None = None
 def _vl_version() -> str | None:
     import vl_convert as vlc
 
-    # Render with the Vega-Lite release Altair wrote the spec for ("v6.4.1" -> "6.4").
-    wanted = ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
-    return wanted if wanted in vlc.get_vegalite_versions() else None
+    # Render with the Vega-Lite release the specs are written for.
+    return VEGA_LITE if VEGA_LITE in vlc.get_vegalite_versions() else None
 
 
 def render_svg(spec: dict[str, Any]) -> str:
@@ -46,6 +47,36 @@ def render_svg(spec: dict[str, Any]) -> str:
         static["layer"] = [lay for lay in static["layer"] if lay.get("name") != HOVER_LAYER]
     svg: str = vlc.vegalite_to_svg(static, vl_version=_vl_version(), allowed_base_urls=[])
     return svg
+
+
+def render_png(svg: str) -> bytes:
+    """Return a PNG of a static SVG (for feed readers that show no SVG), compressed."""
+    import vl_convert as vlc
+
+    return _recompressed(vlc.svg_to_png(svg, scale=1.0))
+
+
+def _recompressed(png: bytes) -> bytes:
+    """Return the same image with its pixel data deflated at level 9.
+
+    vl-convert stores pixels barely compressed (~400 KB for a 720 px chart); the same
+    image deflated is ~25 KB. Chunks other than IDAT are kept as they are.
+    """
+    pos, chunks = 8, []
+    while pos < len(png):
+        (length,) = struct.unpack(">I", png[pos:pos + 4])
+        chunks.append((png[pos + 4:pos + 8], png[pos + 8:pos + 8 + length]))
+        pos += 12 + length
+    pixels = zlib.decompress(b"".join(data for kind, data in chunks if kind == b"IDAT"))
+    out, idat_done = [png[:8]], False
+    for kind, data in chunks:
+        if kind == b"IDAT":
+            if idat_done:
+                continue
+            kind, data, idat_done = b"IDAT", zlib.compress(pixels, 9), True
+        crc = zlib.crc32(kind + data) & 0xFFFFFFFF
+        out.append(struct.pack(">I", len(data)) + kind + data + struct.pack(">I", crc))
+    return b"".join(out)
 
 
 def _cache_dir() -> Path:
@@ -81,23 +112,39 @@ def javascript_bundle() -> str:
     return text
 
 
-def render_svgs(charts: dict[str, dict[str, Any]]) -> dict[str, str]:
-    """Return the static SVG of each chart, keyed like `charts`.
+def _render(spec: dict[str, Any], png: bool) -> tuple[str, bytes | None]:
+    svg = render_svg(spec)
+    return svg, render_png(svg) if png else None
+
+
+def render_statics(charts: dict[str, dict[str, Any]], png: Collection[str] = (),
+                   ) -> tuple[dict[str, str], dict[str, bytes]]:
+    """Return the static SVG of each chart and a PNG of those named in `png`.
 
     vl-convert holds the GIL, so a day's charts render in worker processes (one per
     core, started once per process); the output is the same bytes as a serial render.
     """
     global _pool
-    workers = min(2, os.cpu_count() or 1)
-    if len(charts) < 2 or workers < 2:
-        return {name: render_svg(spec) for name, spec in charts.items()}
-    if _pool is None:
-        # spawn, not fork: vl-convert's JavaScript runtime runs threads of its own.
-        _pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
-        atexit.register(_pool.shutdown)
     names = list(charts)
-    try:
-        return dict(zip(names, _pool.map(render_svg, [charts[n] for n in names]), strict=True))
-    except BrokenProcessPool:
-        _pool = None
-        return {name: render_svg(spec) for name, spec in charts.items()}
+    args = [(charts[n], n in png) for n in names]
+    workers = min(2, os.cpu_count() or 1)
+    done: list[tuple[str, bytes | None]] | None = None
+    if len(charts) >= 2 and workers >= 2:
+        if _pool is None:
+            # spawn, not fork: vl-convert's JavaScript runtime runs threads of its own.
+            _pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+            atexit.register(_pool.shutdown)
+        try:
+            done = list(_pool.map(_render, *zip(*args, strict=True)))
+        except BrokenProcessPool:
+            _pool = None
+    if done is None:
+        done = [_render(spec, want) for spec, want in args]
+    svgs = {n: svg for n, (svg, _) in zip(names, done, strict=True)}
+    pngs = {n: image for n, (_, image) in zip(names, done, strict=True) if image is not None}
+    return svgs, pngs
+
+
+def render_svgs(charts: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """Return the static SVG of each chart, keyed like `charts`."""
+    return render_statics(charts)[0]

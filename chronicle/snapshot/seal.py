@@ -20,11 +20,13 @@ from chronicle.config import RunConfig
 from chronicle.render.day import render_day_files
 from chronicle.render.day_charts import day_charts
 from chronicle.render.prose import write_summary
-from chronicle.render.svg import render_svgs
+from chronicle.render.svg import render_statics
 from chronicle.snapshot.evidence import Evidence
 from chronicle.snapshot.plan import DaySeal
 from chronicle.snapshot.provenance import SealContext, day_provenance
 from chronicle.store import Store, read_json
+
+FEED_IMAGES = ("loss",)  # charts sealed with a PNG too: the feeds' image
 
 
 @dataclass(frozen=True)
@@ -82,8 +84,9 @@ def seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
                 summary, seen.series.raw_keys, inputs.context.scopes(day, sealed))
         # Late data about sealed days is announced by the first entry sealed after it.
         summary["corrections"] = list(inputs.corrections) if not sealed else []
-        charts = day_charts(day, seen.series, seen.failures, changes)
-        sealed[day.isoformat()] = render_day_files(summary, charts, render_svgs(charts), config)
+        charts = day_charts(day, seen.series, seen.failures, config, changes)
+        svgs, pngs = render_statics(charts, png=FEED_IMAGES)
+        sealed[day.isoformat()] = render_day_files(summary, charts, svgs, config, pngs)
         previous = summary
     return sealed
 

@@ -148,7 +148,7 @@ def make_chronicle(root: Path, nights: int = 4, failed_source: str | None = None
         sid = snapshot_id(taken)
         summary = summarize_day(day, series, failures, history, config, sid, taken, previous)
         summary["summary"] = write_summary(summary)
-        charts = day_charts(day, series, failures)
+        charts = day_charts(day, series, failures, config)
         svgs = {n: render_svg(s) for n, s in charts.items()}
         statuses = [SourceStatus("wandb", not (fail_now and failed_source == "wandb"),
                                  "HTTP 502 from api.wandb.ai" if fail_now else None),

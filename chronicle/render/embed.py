@@ -1,0 +1,58 @@
+"""How a chart sits on a page: a figure holding the static SVG, which the site's script
+swaps for the interactive vega-embed view (render stage, pure).
+
+The SVG's `alt` and the live chart's accessible name are the spec's `description`: what
+the chart shows and its latest value, so a reader who cannot see it still gets both.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, MutableMapping
+from typing import Any
+
+from markupsafe import Markup, escape
+
+from chronicle.render.svg import render_svg
+
+
+def chart_title(spec: Mapping[str, Any], name: str) -> str:
+    """Return a chart's title from its spec (str or {"text": ...}), else its name."""
+    title = spec.get("title")
+    if isinstance(title, Mapping):
+        title = title.get("text")
+    if isinstance(title, list):
+        title = " ".join(str(t) for t in title)
+    return str(title) if title else name.replace("_", " ")
+
+
+def chart_alt(spec: Mapping[str, Any], name: str) -> str:
+    """Return a chart's text alternative: its description, else its title."""
+    text = spec.get("description")
+    return str(text) if text else chart_title(spec, name)
+
+
+def chart_embed(spec_url: str, svg_url: str, alt: str, extra_class: str = "") -> Markup:
+    """Return the chart container: a static SVG that our JS swaps for vega-embed."""
+    cls = f"chronicle-chart {extra_class}".strip()
+    return Markup(
+        f'<div class="{escape(cls)}" data-spec="{escape(spec_url)}">'
+        f'<img src="{escape(svg_url)}" alt="{escape(alt)}" loading="lazy"></div>'
+    )
+
+
+def spec_json(spec: Mapping[str, Any]) -> str:
+    """Return a spec as the compact, sorted JSON the site serves."""
+    return json.dumps(spec, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def publish(out: MutableMapping[str, str | bytes], stem: str, spec: Mapping[str, Any],
+            name: str, extra_class: str = "", url_prefix: str = "") -> Markup:
+    """Write `stem`.vl.json and `stem`.svg into `out`; return the page's embed of them.
+
+    `url_prefix` leads from the page to the site root ("../" for a page in a folder).
+    """
+    out[f"{stem}.vl.json"] = spec_json(spec)
+    out[f"{stem}.svg"] = render_svg(dict(spec))
+    return chart_embed(f"{url_prefix}{stem}.vl.json", f"{url_prefix}{stem}.svg",
+                       chart_alt(spec, name), extra_class)

@@ -1,0 +1,142 @@
+"""What a line chart draws besides its lines: the chart's axes and options, shaded spans
+(downtime, the day), alert lines and event markers (render stage, pure).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from chronicle.render import vega as v
+
+MAX_LABELLED = 6  # more labelled markers than this would overlap: tooltips only
+
+
+@dataclass(frozen=True)
+class Event:
+    """A marker at `x` (same units as the series: epoch seconds, step or tokens)."""
+
+    x: float
+    kind: str  # vega.EVENT_STYLES; unknown kinds are drawn neutral
+    label: str
+
+
+@dataclass(frozen=True)
+class Span:
+    """A shaded span [x0, x1] (downtime): drawn as one band, never one rule per gap."""
+
+    x0: float
+    x1: float
+    label: str = "downtime"
+
+
+@dataclass(frozen=True)
+class Axis:
+    """How an axis shows values: title, display kind (si, fraction, percent, number, sci)."""
+
+    title: str | None
+    kind: str = "number"
+    unit: str = ""
+    time: bool = False
+    domain: tuple[float, float] | None = None  # fitted domain (values outside are not drawn)
+    log: bool = False
+
+
+@dataclass(frozen=True)
+class Options:
+    """Everything a line chart draws besides its lines."""
+
+    events: Sequence[Event] = ()
+    spans: Sequence[Span] = ()
+    highlight: tuple[float, float] | None = None
+    bands: Mapping[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=dict)
+    rules: Sequence[tuple[float, str]] = ()
+    smooth: Sequence[str] = ()  # series drawn raw + EMA
+    gap_seconds: float | None = None  # break lines where rows are further apart (time axes)
+
+
+def background_layers(opts: Options, spans: Sequence[Span], x: Axis, lo: float, hi: float,
+                color: dict[str, Any], x_enc: dict[str, Any]) -> list[dict[str, Any]]:
+    layers: list[dict[str, Any]] = []
+    rects = []
+    if opts.highlight is not None:
+        a, b = sorted(v.x_value(t, x.time) for t in opts.highlight)
+        if max(a, lo) < min(b, hi):
+            rects.append({"x": max(a, lo), "x2": min(b, hi), "k": v.HIGHLIGHT[0], "what": ""})
+    for s in merged(spans):
+        a, b = v.x_value(s.x0, x.time), v.x_value(s.x1, x.time)
+        if max(a, lo) < min(b, hi):
+            rects.append({"x": max(a, lo), "x2": min(b, hi), "k": v.DOWNTIME[0], "what": s.label})
+    if rects:
+        layers.append({"data": {"values": rects},
+                       "mark": {"type": "rect", "opacity": 0.25},
+                       "encoding": {"x": x_enc, "x2": {"field": "x2"},
+                                    "color": color,
+                                    "tooltip": [{"field": "k", "type": "nominal", "title": "span"},
+                                                {"field": "what", "type": "nominal",
+                                                 "title": "what"}]}})
+    return layers
+
+
+def merged(spans: Sequence[Span]) -> list[Span]:
+    """Return overlapping or touching spans merged into one (labels joined by count)."""
+    out: list[Span] = []
+    for s in sorted(spans, key=lambda s: (s.x0, s.x1)):
+        if out and s.x0 <= out[-1].x1:
+            last = out[-1]
+            out[-1] = Span(last.x0, max(last.x1, s.x1), "several gaps in telemetry")
+        else:
+            out.append(s)
+    return out
+
+
+def event_layers(opts: Options, x: Axis, lo: float, hi: float, color: dict[str, Any],
+                  x_enc: dict[str, Any]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = [
+        {"x": at, "k": v.event_style(e.kind)[0], "what": e.label,
+         "tag": e.label if v.event_style(e.kind)[2] else ""}
+        for e in sorted(opts.events, key=lambda e: (e.x, e.kind, e.label))
+        if np.isfinite(e.x) and lo <= (at := v.x_value(e.x, x.time)) <= hi
+    ]  # events outside the data are dropped: a run-wide list on a day chart
+    if not rows:
+        return []
+    tips = [{"field": "k", "type": "nominal", "title": "event"},
+            {"field": "what", "type": "nominal", "title": "what"}]
+    if x.time:
+        tips.append({"field": "x", "type": "temporal", "timeUnit": "utcyearmonthdatehoursminutes",
+                     "title": "time (UTC)"})
+    layers: list[dict[str, Any]] = [{
+        "data": {"values": rows},
+        "mark": {"type": "rule", "strokeWidth": 1.5, "strokeDash": [5, 3], "opacity": 0.9},
+        "encoding": {"x": x_enc, "color": color, "tooltip": tips},
+    }]
+    tagged = [r for r in rows if r["tag"]]
+    if tagged and len(tagged) <= MAX_LABELLED:
+        layers.append({
+            "data": {"values": tagged},
+            "mark": {"type": "text", "align": "left", "baseline": "top", "dx": 3, "dy": 2,
+                     "fontSize": 10, "limit": 140, "y": 0},
+            "encoding": {"x": x_enc, "text": {"field": "tag"}, "color": color},
+        })
+    return layers
+
+
+def rule_layers(rules: Sequence[tuple[float, str]], y: Axis) -> list[dict[str, Any]]:
+    rows = [{"y": v.num(val), "label": lab} for val, lab in rules
+            if np.isfinite(val) and (val > 0 or not y.log)
+            and (y.domain is None or y.domain[0] <= val <= y.domain[1])]
+    if not rows:
+        return []
+    enc = {"y": {"field": "y", "type": "quantitative"}}
+    return [
+        {"data": {"values": rows}, "mark": {"type": "rule", "color": v.NEUTRAL,
+                                            "strokeDash": [6, 4]},
+         "encoding": {**enc, "tooltip": [{"field": "label", "type": "nominal",
+                                          "title": "alert"}]}},
+        {"data": {"values": rows}, "mark": {"type": "text", "color": v.NEUTRAL, "align": "right",
+                                            "baseline": "bottom", "dy": -2, "x": "width"},
+         "encoding": {**enc, "text": {"field": "label"}}},
+    ]

@@ -1,0 +1,198 @@
+"""Vega-Lite building blocks shared by every chart: the spec's frame, colours, marker
+styles, axes and tooltips in the site's number formats, downsampling and smoothing
+(render stage, pure).
+
+Specs are plain dicts written against Vega-Lite 6.4 (the release vl-convert and the
+site's bundle draw). Colours stay mid-tone and the background transparent: the page
+applies its light or dark vega-embed theme at display time; only the static SVG paints a
+white background. Same inputs, same JSON bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final
+
+import numpy as np
+
+from chronicle.render.formats import vega_format
+
+VEGA_LITE: Final = "6.4"
+SCHEMA: Final = "https://vega.github.io/schema/vega-lite/v6.4.1.json"
+SVG_WIDTH: Final = 720
+Y_DIGITS: Final = 6  # significant digits kept for y: far below a pixel, and it halves a spec
+X_DIGITS: Final = 10
+HOVER_LAYER: Final = "chronicle-hover"  # invisible tooltip targets; dropped from static renders
+NEUTRAL: Final = "#888888"
+# Mid-tone colours that keep 3:1 against white and against Material's slate background.
+SERIES_COLORS: Final = ("#4c78a8", "#2f8f83", "#8a6fbf", "#9d755d", "#607d8b")
+HIGHLIGHT = ("this day", "#e0b000")
+DOWNTIME = ("downtime", "#9d9d9d")
+
+
+# kind -> (legend label, colour, labelled on the chart). Kinds from other stages (the
+# changes of issue #11: config, sequence_length, mixture, budget, pull_request) are drawn
+# as they come; an unknown kind gets a neutral marker and its own name in the legend.
+EVENT_STYLES: Final[dict[str, tuple[str, str, bool]]] = {
+    "fork": ("fork", "#b05fb5", False),
+    "restart": ("restart", "#d62728", False),
+    "failure": ("failure", "#e6550d", False),
+    "gap": ("downtime", DOWNTIME[1], False),
+    "phase": ("phase change", "#8c6d31", True),
+    "config": ("config change", "#e377c2", True),
+    "pull_request": ("config change", "#e377c2", True),
+    "sequence_length": ("context length change", "#c49c00", True),
+    "context": ("context length change", "#c49c00", True),
+    "mixture": ("data-mixture switch", "#7f6b00", True),
+    "budget": ("budget change", "#3182bd", True),
+}
+
+
+def event_style(kind: str) -> tuple[str, str, bool]:
+    """Return (legend label, colour, labelled) of an event kind; unknown kinds are neutral."""
+    return EVENT_STYLES.get(kind, (kind.replace("_", " "), NEUTRAL, True))
+
+
+def num(value: float, digits: int = Y_DIGITS) -> float | int:
+    """Return `value` rounded to `digits` significant digits (an int when whole)."""
+    rounded = float(f"{value:.{digits}g}")
+    if rounded.is_integer() and abs(rounded) < 2**53:
+        return int(rounded)
+    return rounded
+
+
+def x_value(value: float, time: bool) -> float | int:
+    """Return an x position: epoch milliseconds on a time axis (Vega reads numbers as ms)."""
+    return round(value * 1000.0) if time else num(value, X_DIGITS)
+
+
+def downsample_minmax(
+    x: np.ndarray, y: np.ndarray, target: int = 2000
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return at most `target` finite points, x ascending, keeping endpoints and bucket extremes."""
+    xs = np.asarray(x, dtype=float).ravel()
+    ys = np.asarray(y, dtype=float).ravel()
+    if xs.shape != ys.shape:
+        raise ValueError(f"x and y differ in length: {xs.size} != {ys.size}")
+    if target < 2:
+        raise ValueError(f"target must be at least 2, got {target}")
+    ok = np.isfinite(xs) & np.isfinite(ys)
+    order = np.argsort(xs[ok], kind="stable")
+    xs, ys = xs[ok][order], ys[ok][order]
+    if xs.size:
+        # A restart re-logs steps: for a repeated x the value given last wins (stable sort).
+        last = np.ones(xs.size, dtype=bool)
+        last[:-1] = xs[1:] != xs[:-1]
+        xs, ys = xs[last], ys[last]
+    n = xs.size
+    if n <= target:
+        return xs, ys
+    buckets = (target - 2) // 2
+    if buckets < 1:
+        return xs[[0, -1]], ys[[0, -1]]
+    # Buckets split the x range (not the index range) so they match screen columns and a
+    # gap in logging stays a gap instead of being stretched over many buckets.
+    inner_x, inner_y = xs[1:-1], ys[1:-1]
+    span = xs[-1] - xs[0]
+    b = np.minimum(((inner_x - xs[0]) / span * buckets).astype(np.int64), buckets - 1)
+    by_bucket_then_y = np.lexsort((inner_y, b))
+    sorted_b = b[by_bucket_then_y]
+    starts = np.flatnonzero(np.r_[True, sorted_b[1:] != sorted_b[:-1]])
+    ends = np.r_[starts[1:], sorted_b.size] - 1
+    keep = np.unique(np.r_[0, by_bucket_then_y[starts] + 1, by_bucket_then_y[ends] + 1, n - 1])
+    return xs[keep], ys[keep]
+
+
+def thin(n: int, target: int) -> np.ndarray:
+    """Return the indices of an even stride of at most `target` of `n` points."""
+    if n <= target:
+        return np.arange(n)
+    return np.unique(np.linspace(0, n - 1, target).round().astype(np.int64))
+
+
+def ema(x: np.ndarray, y: np.ndarray, weight: float) -> np.ndarray:
+    """Return W&B's debiased exponential moving average of y (x ascending, finite values).
+
+    Each point is weighted by `weight` per point behind it, and the first points are
+    divided by the weight mass seen so far, so the curve starts on the data, not at zero.
+    """
+    if not 0 < weight < 1:
+        raise ValueError(f"smoothing weight must be in (0, 1), got {weight}")
+    out = np.empty(y.size)
+    acc, mass = 0.0, 0.0
+    for i, value in enumerate(np.asarray(y, dtype=float).tolist()):
+        acc = acc * weight + (1 - weight) * value
+        mass = mass * weight + (1 - weight)
+        out[i] = acc / mass
+    return out
+
+
+def axis(kind: str, title: str | None, unit: str = "", **extra: Any) -> dict[str, Any]:
+    """Return a quantitative axis labelled in the site's number format for `kind`."""
+    out: dict[str, Any] = {"title": title}
+    if kind == "fraction":
+        out["format"] = ".2~%"  # 5%, 12.5%: an axis needs no trailing zeros
+    elif kind in ("si", "sci"):
+        out["labelExpr"] = vega_format(kind, "datum.value")
+    elif kind == "percent":
+        out["labelExpr"] = "format(datum.value, '~r') + '%'"
+    out.update(extra)
+    return out
+
+
+def time_axis(title: str | None, span_seconds: float) -> dict[str, Any]:
+    """Return a UTC time axis: hours for a day, dates for longer spans (24-hour clock)."""
+    fmt = "%H:%M" if span_seconds <= 2 * 86400 else "%b %-d"
+    # The scale is UTC, so the format is applied in UTC (formatType "utc" would undo it).
+    return {"title": title, "format": fmt, "labelOverlap": "greedy", "tickCount": 8}
+
+
+def label_calc(kind: str, field: str, unit: str = "", as_: str | None = None) -> dict[str, Any]:
+    """Return a calculate transform writing `field` formatted like the text (for tooltips)."""
+    return {"calculate": vega_format(kind, f"datum.{field}", unit), "as": as_ or f"{field}_text"}
+
+
+def color_scale(domain: Sequence[str], colors: Sequence[str]) -> dict[str, Any]:
+    return {"domain": list(domain), "range": list(colors)}
+
+
+def legend(n_entries: int) -> dict[str, Any] | None:
+    """Return the one legend of a chart (None when a single series explains itself)."""
+    if n_entries < 2:
+        return None
+    return {"orient": "top", "title": None, "symbolType": "stroke", "symbolStrokeWidth": 3,
+            "symbolOpacity": 1, "labelLimit": 220, "columnPadding": 12}
+
+
+def frame(title: str, description: str, subtitle: str | None = None,
+          height: int = 260, width: int | str = "container") -> dict[str, Any]:
+    """Return a spec's top level: title (+ subtitle; none when the page heads the chart),
+    text alternative, size, background."""
+    out: dict[str, Any] = {"$schema": SCHEMA}
+    if title:
+        out["title"] = {"text": title, "anchor": "start"}
+        if subtitle:
+            out["title"]["subtitle"] = subtitle
+    return out | {
+        "description": description,
+        "width": width,
+        "height": height,
+        # The plot and its axes together fill the column (not the plot alone).
+        "autosize": {"type": "fit-x", "contains": "padding"},
+        "background": "transparent",
+        # No per-mark ARIA: the spec's description names the whole chart (the page puts it
+        # on the image and the live chart); Vega's own labels read raw numbers point by point.
+        "config": {"aria": False, "mark": {"aria": False}, "view": {"stroke": None},
+                   "axis": {"labelFontSize": 11, "titleFontSize": 11, "labelOverlap": "greedy",
+                            "labelSeparation": 6},
+                   "title": {"fontSize": 14, "subtitleFontSize": 11}},
+    }
+
+
+def no_data(title: str, description: str, height: int = 260) -> dict[str, Any]:
+    """Return a chart that says "no data" (the same frame, so the page keeps its layout)."""
+    spec = frame(title, description, height=height)
+    spec["data"] = {"values": [{"t": "no data"}]}
+    spec["mark"] = {"type": "text", "color": NEUTRAL, "fontSize": 14}
+    spec["encoding"] = {"text": {"field": "t", "type": "nominal"}}
+    return spec
