@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 DAYS   ?= 100
 
-.PHONY: install demo test lint bench rehearse soak scaffold chromium clean
+.PHONY: install demo test lint bench rehearse soak scaffold chromium screenshots clean
 
 install: $(STAMP)
 
@@ -49,6 +49,10 @@ bench: install
 ## (tests/support/soak.py); `make test` runs a 4-night one. SEED=n replays a run.
 soak: install
 	$(PY) -m tests.support.soak --nights $(or $(NIGHTS),35) $(if $(SEED),--seed $(SEED))
+
+## The README's pictures of the demo (home page and newest day page), from demo/site.
+screenshots: demo chromium
+	$(PY) -m tests.support.screenshots demo/site docs-img
 
 ## The nightly workflow's steps, several nights, against fake W&B/GitHub on 127.0.0.1.
 rehearse: install

@@ -28,10 +28,12 @@ def test_init_scaffolds_and_refuses_to_overwrite(chronicle_dir: Path) -> None:
         "chronicle.yml",
         "failures.yml",
         "mkdocs.yml",
-        "docs/assets/stylesheets/chronicle.css",
+        "docs/assets/chronicle.svg",
         ".github/workflows/nightly.yml",
     ):
         assert (chronicle_dir / rel).is_file(), rel
+    # The site's stylesheet and script ship with the package (served by the plugin).
+    assert not (chronicle_dir / "docs/assets/stylesheets/chronicle.css").exists()
     result = CliRunner().invoke(main, ["init", str(chronicle_dir)])
     assert result.exit_code == EXIT_USAGE
     assert "already lives here" in result.output

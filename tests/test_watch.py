@@ -186,11 +186,16 @@ def test_watch_pages_show_claims_risks_health_and_charts(run: dict[str, Any]) ->
     assert "**contradicted**" in row and "704" in row and cfg_sha in row
     assert "config.accelerators" in row
     health = pages["health.md"]
-    assert health.count("| [2026-08-2") == len(days)  # one matrix row per sealed day
+    heatmap = json.loads(pages["watch/health.vl.json"])
+    cells = heatmap["data"]["values"]
+    assert len(cells) == len(days) * len(config.watch.health)  # days x checks
+    assert {c["u"] for c in cells} == {f"days/{d['date']}.html" for d in days}
+    assert heatmap["encoding"]["href"] == {"field": "u"}
     for check in config.watch.health:
         assert f"`{check.id}`" in health
     assert "upcoming" in pages["risks.md"]
-    for name in ("prediction", "throughput_daily", "mfu_daily", "drop_daily", "router_entropy"):
+    for name in ("prediction", "prediction_residual", "throughput_daily", "mfu_daily",
+                 "drop_regimes", "risks", "health", "router_entropy"):
         spec = json.loads(pages[f"watch/{name}.vl.json"])
         assert spec["$schema"].startswith("https://vega.github.io/schema/vega-lite/")
         assert str(pages[f"watch/{name}.svg"]).startswith("<svg")

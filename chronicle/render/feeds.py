@@ -1,6 +1,8 @@
-"""The failures and corrections feeds (RSS 2.0 via feedgen, plus JSON Feed 1.1).
+"""The failures and corrections feeds (RSS 2.0 via feedgen, plus JSON Feed 1.1), and the
+HTML of the daily feed's items (render stage).
 
-The daily feed comes from mkdocs-rss-plugin; these two are built from the store. Pure:
+The daily feed comes from mkdocs-rss-plugin (its GUIDs and dates); its items' HTML comes
+from here. The failures and corrections feeds are built from the store. Pure:
 every date comes from the store (a rebuild re-announces nothing), every GUID is a
 record's stable id, and text from issues is escaped, never markup.
 """
@@ -16,8 +18,10 @@ from typing import Any
 
 from feedgen.feed import FeedGenerator
 
+from chronicle.analysis.day_model import DaySummary
 from chronicle.clean import clean_text
 from chronicle.models import FailureRecord, iso, parse_time
+from chronicle.render.day import key_figures
 from chronicle.render.prose import describe_correction
 
 FEEDS = {
@@ -114,3 +118,27 @@ def json_feed(items: Sequence[Item], title: str, description: str, page_url: str
                    "date_published": iso(i.published)} for i in reversed(items)],
     }
     return json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def day_item_html(day: DaySummary, site_url: str, image: str | None, image_alt: str,
+                  verdicts: Sequence[tuple[str, str]]) -> str:
+    """Return a daily feed item's HTML, every link absolute: the summary, the loss chart
+    (`image`: its path under the site; a PNG where there is one, linking the SVG), the key
+    figures and the three signals' verdicts as of the day's sealing."""
+    page = f"{site_url}days/{day['date']}.html"
+    parts = [f"<p>{escape(str(day.get('summary') or ''))}</p>"]
+    if image:
+        svg = image.rsplit(".", 1)[0] + ".svg"
+        parts.append(f'<p><a href="{escape(page)}"><img src="{escape(site_url + image)}" '
+                     f'alt="{escape(image_alt)}" width="720"></a><br>'
+                     f'<a href="{escape(site_url + svg)}">The chart as SVG</a></p>')
+    rows = "".join(f"<tr><td>{escape(label)}</td><td>{escape(now)}</td><td>{escape(change)}"
+                   "</td></tr>" for label, now, _, change in key_figures(day) if now != "—")
+    parts.append("<h3>Key figures</h3><table><tr><th>Figure</th><th>This day</th>"
+                 f"<th>Change</th></tr>{rows}</table>")
+    if verdicts:
+        items = "".join(f"<li><strong>{escape(name)}:</strong> {escape(text)}</li>"
+                        for name, text in verdicts)
+        parts.append(f"<h3>The three signals</h3><ul>{items}</ul>")
+    parts.append(f'<p><a href="{escape(page)}">Read the entry for {escape(day["date"])}</a></p>')
+    return "".join(parts)

@@ -1,12 +1,15 @@
-"""The home page: the run at a glance (render stage, pure).
+"""The home page: the run's dashboard (render stage, pure).
 
-Day N of planned, tokens against the budget, the latest figures, open incidents, the stale
-banner and the newest entries, all as of the newest data in the store.
+Above the fold: day N of planned, tokens against the budget, and the three signals
+readers watch, each a small chart, one sentence with its verdict and a link to its page.
+Below: the latest figures, open incidents, the stale banner, "data as of" and the newest
+entries, all as of the newest data in the store.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -15,11 +18,28 @@ import numpy as np
 from chronicle.analysis.day_model import DaySummary
 from chronicle.analysis.series import Series, day_of_run
 from chronicle.config import RunConfig
-from chronicle.models import Archived, FailureRecord
+from chronicle.models import Archived, FailureRecord, RunRecord
 from chronicle.render import render
 from chronicle.render.day import one_line
+from chronicle.render.signal_charts import signal_panels
 
 ETA_WINDOW_DAYS = 7
+
+
+@dataclass(frozen=True)
+class HomeInputs:
+    """What the home page is built from (one build's view of the store)."""
+
+    config: RunConfig
+    days: Sequence[DaySummary]
+    series: Series
+    failures: Sequence[FailureRecord]
+    stale: Sequence[Mapping[str, Any]]
+    latest: Archived | None
+    history: Sequence[Mapping[str, Any]]  # the watchers' verdicts per sealed day
+    runs: Sequence[RunRecord] = ()
+    waiting: Sequence[Mapping[str, Any]] = ()  # closed days the newest snapshot left unsealed
+    head_sha256: str | None = None  # the newest manifest's sha256: the chain head
 
 
 def _last(series: Series, name: str, before: float = np.inf) -> float | None:
@@ -35,30 +55,45 @@ def _recent(series: Series, name: str, since: float) -> np.ndarray:
     return xy[1][xy[0] >= since] if xy is not None else np.array([])
 
 
-def render_home(config: RunConfig, days: Sequence[DaySummary], series: Series,
-                failures: Sequence[FailureRecord], stale: Sequence[Mapping[str, Any]],
-                latest: Archived | None, waiting: Sequence[Mapping[str, Any]] = (),
-                head_sha256: str | None = None) -> str:
-    """Return the home page: the run at a glance, as of the newest data.
+def _reached_on(series: Series, budget: float) -> str | None:
+    """Return the UTC date the logged tokens first reached `budget`, if they did."""
+    xy = series.finite("total_tokens")
+    if xy is None:
+        return None
+    hit = np.flatnonzero(xy[1] >= budget)
+    if not hit.size:
+        return None
+    return datetime.fromtimestamp(float(xy[0][hit].min()), tz=UTC).date().isoformat()
 
-    `waiting` lists the closed days the newest snapshot left unsealed; `head_sha256` is the
-    newest manifest's sha256, published so a copy of the chain can be checked against it.
-    """
+
+def progress(i: HomeInputs, now: datetime | None, tokens: float | None) -> dict[str, Any]:
+    """Return the progress line's facts: percent, reached date or ETA, finished date."""
+    budget = i.config.run.token_budget
+    pct = round(min(100.0, max(0.0, 100.0 * (tokens or 0.0) / budget)), 1)
+    window = [d["tokens"]["day"] for d in i.days[-ETA_WINDOW_DAYS:] if d["tokens"]["day"]]
+    rate = sum(window) / len(window) if window else None
+    reached = _reached_on(i.series, budget)
+    eta = None
+    if reached is None and rate and tokens is not None and now is not None:
+        eta = (now + timedelta(days=(budget - tokens) / rate)).strftime("%Y-%m-%d")
+    lineage = [r for r in i.runs if r.id in set(i.series.lineage)] or list(i.runs)
+    finished = None
+    if lineage and lineage[-1].state == "finished" and now is not None:
+        finished = now.date().isoformat()
+    return {"progress_pct": pct, "eta": eta, "eta_days": len(window), "eta_rate": rate,
+            "reached": reached, "finished": finished}
+
+
+def render_home(i: HomeInputs, out: dict[str, str | bytes]) -> str:
+    """Return the home page (and add its panel charts to `out`), as of the newest data."""
+    series, days = i.series, i.days
     last_t = float(series.timestamp.max()) if len(series) else None
     as_of = datetime.fromtimestamp(last_t, tz=UTC) if last_t is not None else None
-    now = as_of or (latest.taken_at if latest else None)
-    day_now = day_of_run(config, now.date()) if now else 0
+    now = as_of or (i.latest.taken_at if i.latest else None)
     newest = days[-1] if days else None
     tokens = _last(series, "total_tokens")
     if tokens is None and newest:
         tokens = newest["tokens"]["cumulative"]
-    budget = config.run.token_budget
-    pct = round(min(100.0, max(0.0, 100.0 * (tokens or 0.0) / budget)), 1)
-    window = [d["tokens"]["day"] for d in days[-ETA_WINDOW_DAYS:] if d["tokens"]["day"]]
-    rate = sum(window) / len(window) if window else None
-    eta = None
-    if rate and tokens is not None and now is not None and tokens < budget:
-        eta = (now + timedelta(days=(budget - tokens) / rate)).strftime("%Y-%m-%d")
     day_ago = (last_t - 86400.0) if last_t is not None else np.inf
     loss_last = _last(series, "loss")
     loss_before = _last(series, "loss", day_ago)
@@ -66,11 +101,13 @@ def render_home(config: RunConfig, days: Sequence[DaySummary], series: Series,
     drop = _recent(series, "drop_fraction", day_ago)
     with_goodput = [d for d in days if d["throughput"].get("goodput") is not None]
     return render(
-        "home.md.j2", title=config.site.title, run_name=config.run.name, stale=list(stale),
-        waiting=list(waiting), head_sha256=head_sha256,
-        day_now=day_now, planned_days=config.run.planned_days,
-        phase=newest.get("phase") if newest else None, progress_pct=pct, tokens_done=tokens,
-        token_budget=budget, eta=eta, eta_days=len(window), eta_rate=rate,
+        "home.md.j2", title=i.config.site.title, run_name=i.config.run.name,
+        stale=list(i.stale), waiting=list(i.waiting), head_sha256=i.head_sha256,
+        day_now=day_of_run(i.config, now.date()) if now else 0,
+        planned_days=i.config.run.planned_days,
+        phase=newest.get("phase") if newest else None, tokens_done=tokens,
+        token_budget=i.config.run.token_budget, **progress(i, now, tokens),
+        panels=signal_panels(i.config, series, days, i.history, out),
         loss_last=loss_last,
         loss_change=(loss_last - loss_before) if loss_last is not None and loss_before is not None
         else None,
@@ -79,7 +116,7 @@ def render_home(config: RunConfig, days: Sequence[DaySummary], series: Series,
         goodput_day=with_goodput[-1]["date"] if with_goodput else None,
         drop_p50=float(np.median(drop)) if drop.size else None,
         drop_max=float(drop.max()) if drop.size else None,
-        open_failures=[f for f in failures if f.end is None],
-        data_as_of=as_of, snapshot=latest.id if latest else None,
-        snapshot_at=latest.taken_at if latest else None,
+        open_failures=[f for f in i.failures if f.end is None],
+        data_as_of=as_of, snapshot=i.latest.id if i.latest else None,
+        snapshot_at=i.latest.taken_at if i.latest else None,
         recent=[(d, one_line(d)) for d in reversed(days[-7:])])

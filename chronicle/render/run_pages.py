@@ -2,15 +2,14 @@
 stage, pure).
 
 `run_pages` works from the stitched series, the failures, the sealed days' JSON, the run
-records and the config; it returns {path relative to docs/: content}.
+records, the config and the watchers' verdicts per day; it returns {path relative to
+docs/: content}. Alert lines on its charts come from the configured health checks.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -25,82 +24,102 @@ from chronicle.analysis.series import Series
 from chronicle.analysis.verdicts import watch_history
 from chronicle.config import RunConfig
 from chronicle.models import FailureRecord, RunRecord
-from chronicle.render import charts as ch
-from chronicle.render import fmt_si, render
+from chronicle.render import render
 from chronicle.render.change_text import change_events, describe
-from chronicle.render.day import chart_embed, chart_title
+from chronicle.render.charts import Axis, Options, line_chart
+from chronicle.render.charts_page import daily
+from chronicle.render.day_charts import fitted_domain, run_marks
+from chronicle.render.embed import publish
+from chronicle.render.formats import fmt_pct, fmt_plain, fmt_si
+from chronicle.render.metrics import (
+    BUDGET_FRACTION,
+    alert_rules,
+    axis_for,
+    check_value,
+    display,
+    show,
+)
+from chronicle.render.panels import health_heatmap
 from chronicle.render.prose import residual_line
-from chronicle.render.svg import render_svg
+from chronicle.render.signal_charts import dropping_signal, prediction_signal, risks_signal
+from chronicle.render.signals import drop_rows
 
 Artifact = tuple[str, str | None]  # (path, sha256, None if the file is missing)
 
 MARKS = {"pass": "✅ pass", "warn": "⚠️ warn", "fail": "❌ fail", "no-data": "· no data"}
-SHORT = {"pass": "✓", "warn": "⚠", "fail": "✗", "no-data": "·"}
-
-
-def _noon(day: str) -> float:
-    return datetime.fromisoformat(day).replace(tzinfo=UTC).timestamp() + 43200.0
-
-
-def _chart(out: dict[str, str | bytes], name: str, spec: dict[str, Any], title: str) -> Any:
-    out[f"watch/{name}.vl.json"] = json.dumps(spec, sort_keys=True, separators=(",", ":"))
-    out[f"watch/{name}.svg"] = render_svg(spec)
-    return chart_embed(f"watch/{name}.vl.json", f"watch/{name}.svg", chart_title(spec, title))
-
-
-def _daily(days: Sequence[Mapping[str, Any]], key: str) -> tuple[np.ndarray, np.ndarray] | None:
-    pts = [(_noon(d["date"]), d[key]) for d in days if d.get(key) is not None]
-    if not pts:
-        return None
-    return np.array([p[0] for p in pts]), np.array([p[1] for p in pts], dtype=float)
 
 
 def _prediction_page(config: RunConfig, series: Series, history: Sequence[Mapping[str, Any]],
                      out: dict[str, str | bytes]) -> str:
     pred = config.watch.prediction
     if pred is None:
-        return render("prediction.md.j2", pred=None, embed=None, rows=[], latest=None,
-                      sha=None, registered=None, line=None)
+        return render("prediction.md.j2", pred=None, embeds=[], rows=[], latest=None,
+                      sha=None, registered=None, line=None, verdict=None)
+    residual, verdict = prediction_signal(config, series, history, 260)
     pts = eval_points(series, config, pred)
     grid = np.linspace(0.0, 1.0, 201)[1:]
     p, lo, hi = predict(pred, grid, config.run.token_budget)
     ok = np.isfinite(p)
-    lines = {"predicted": (grid[ok], p[ok])}
     seen = np.isfinite(pts["fraction"])
-    if seen.any():
-        lines = {"eval loss (actual)": (pts["fraction"][seen], pts["actual"][seen]), **lines}
+    # The prediction first, so the actual evals are drawn over it.
+    lines = {"predicted": (grid[ok], p[ok]) if ok.any() else None,
+             "eval loss (actual)": (pts["fraction"][seen], pts["actual"][seen]) if seen.any()
+             else None}
     band_ok = ok & np.isfinite(lo) & np.isfinite(hi)
-    bands = {"predicted band": (grid[band_ok], lo[band_ok], hi[band_ok])} if band_ok.any() \
-        else None
-    spec = ch.line_chart(lines, title="Eval loss: actual vs pre-registered prediction",
-                         y_title=pred.metric, x_kind="quantitative",
-                         x_title="fraction of the token budget", bands=bands)
-    embed = _chart(out, "prediction", spec, "prediction")
+    bands = {"predicted": (grid[band_ok], lo[band_ok], hi[band_ok])} if band_ok.any() else {}
+    present = [xy for xy in lines.values() if xy is not None]
+    domain, _ = fitted_domain(present, 0.05) if present else (None, None)
+    latest = next((h["prediction"] for h in reversed(history) if h.get("prediction")), None)
+    actual = line_chart(
+        lines, title="Eval loss: actual and pre-registered prediction",
+        description="Line chart of the eval loss and the pre-registered prediction with its "
+        f"band, against the fraction of the token budget. {verdict}",
+        subtitle="y axis fitted after the first 5% of the budget" if domain else None,
+        x=Axis(BUDGET_FRACTION.axis, "fraction"),
+        y=axis_for("eval_loss", config, domain=domain), options=Options(bands=bands))
+    embeds = [publish(out, "watch/prediction_residual", residual, "residual"),
+              publish(out, "watch/prediction", actual, "prediction")]
     rows = [{"step": int(pts["step"][i]), "fraction": float(pts["fraction"][i]),
              "actual": float(pts["actual"][i]),
              **{k: (float(pts[k][i]) if math.isfinite(pts[k][i]) else None)
                 for k in ("predicted", "low", "high", "residual")}}
             for i in range(pts["step"].size)]
-    latest = next((h["prediction"] for h in reversed(history) if h.get("prediction")), None)
-    return render("prediction.md.j2", pred=pred, embed=embed, rows=rows[-60:], latest=latest,
+    return render("prediction.md.j2", pred=pred, embeds=embeds, rows=rows[-60:], latest=latest,
                   sha=pred.sha256(), registered=latest["registered_sha256"] if latest else None,
-                  line=residual_line(latest))
+                  line=residual_line(latest), verdict=verdict)
 
 
-def _health_page(config: RunConfig, history: Sequence[Mapping[str, Any]]) -> str:
+def _health_page(config: RunConfig, history: Sequence[Mapping[str, Any]],
+                 out: dict[str, str | bytes]) -> str:
     checks = list(config.watch.health)
-    matrix = [(h["date"], h["day"], h["health"]["status"],
-               [SHORT[c["status"]] for c in h["health"]["checks"]]) for h in history]
+    days = [{"date": h["date"], "day": h["day"], "checks": [
+        {**r, "value_text": check_value(r, config)} for r in h["health"]["checks"]]}
+        for h in history]
+    counts = {s: sum(1 for h in history for r in h["health"]["checks"] if r["status"] == s)
+              for s in STATUSES}
+    latest = history[-1] if history else None
+    summary = (f"{len(history)} days × {len(checks)} checks: {counts['pass']} pass, "
+               f"{counts['warn']} warn, {counts['fail']} fail, {counts['no-data']} without "
+               "data.")
+    if latest:
+        summary += f" Latest day {latest['date']}: {latest['health']['status']}."
+    spec = health_heatmap(days, [c.id for c in checks], title="Days × checks",
+                          description="Heatmap of every sealed day (columns) against every "
+                          f"health check (rows), coloured by status. {summary}")
+    embed = publish(out, "watch/health", spec, "health", "chronicle-chart--heatmap")
     totals = {c.id: {s: sum(1 for h in history for r in h["health"]["checks"]
                             if r["id"] == c.id and r["status"] == s) for s in STATUSES}
               for c in checks}
-    problems = [(h["date"], r) for h in history for r in h["health"]["checks"]
-                if r["status"] in ("warn", "fail")]
-    return render("health.md.j2", checks=checks, matrix=list(reversed(matrix)), totals=totals,
+    problems = [(h["date"], {**r, "value_text": check_value(r, config)})
+                for h in history for r in h["health"]["checks"] if r["status"] in ("warn", "fail")]
+    return render("health.md.j2", checks=checks, embed=embed, summary=summary, totals=totals,
                   problems=list(reversed(problems))[:200], marks=MARKS)
 
 
-def _risks_page(config: RunConfig, history: Sequence[Mapping[str, Any]]) -> str:
+def _risks_page(config: RunConfig, days: Sequence[Mapping[str, Any]],
+                history: Sequence[Mapping[str, Any]], out: dict[str, str | bytes]) -> str:
+    spec, verdict = risks_signal(config, days, history, None)
+    embed = publish(out, "watch/risks", spec, "risks") if config.watch.risks else None
     risks = []
     for r in config.watch.risks:
         changes, last = [], None
@@ -112,7 +131,7 @@ def _risks_page(config: RunConfig, history: Sequence[Mapping[str, Any]]) -> str:
         now = next((x for x in history[-1]["risks"] if x["id"] == r.id), None) if history \
             else None
         risks.append({"risk": r, "now": now, "changes": changes})
-    return render("risks.md.j2", risks=risks)
+    return render("risks.md.j2", risks=risks, embed=embed, verdict=verdict)
 
 
 def _drop_by_length(config: RunConfig, series: Series, known: RunChanges,
@@ -128,62 +147,75 @@ def _drop_by_length(config: RunConfig, series: Series, known: RunChanges,
     for name in table:
         mask = np.isfinite(drop) & ((seq == float(name)) if name != "unknown"
                                     else ~np.isfinite(seq))
-        lines[f"{name} tokens" if name != "unknown" else "unknown length"] = (
+        lines[f"{int(name):,} tokens" if name != "unknown" else "unknown length"] = (
             series.timestamp[mask], drop[mask])
-    events = [e for e in change_events(known.changes) if e.kind == "context"]
-    spec = ch.line_chart(lines, title="MoE token drop fraction by sequence length",
-                         y_title="fraction of tokens dropped", y_format=".1%",
-                         events=events, rules=[(0.07, "alert 7%")])
-    return _chart(out, "drop_by_sequence_length", spec, "drop by sequence length"), table
+    summary = "; ".join(f"{label}: p50 {fmt_pct(table[name]['p50'], 2)}"
+                        for label, name in zip(lines, table, strict=True))
+    spec = line_chart(
+        lines, title="MoE token drop fraction by sequence length",
+        description="Line chart of the fraction of tokens the MoE router dropped over time, "
+        f"one line per sequence length, context-length changes marked. {summary}.",
+        x=Axis("time (UTC)", time=True), y=axis_for("drop_fraction", config),
+        options=Options(events=[e for e in change_events(known.changes) if e.kind == "context"],
+                        rules=alert_rules(config, "drop_fraction"),
+                        gap_seconds=config.failures.gap_minutes * 60))
+    return publish(out, "watch/drop_by_sequence_length", spec, "drop by sequence length"), table
 
 
 def _throughput_page(config: RunConfig, series: Series, days: Sequence[Mapping[str, Any]],
                      failures: Sequence[FailureRecord], runs: Sequence[RunRecord],
                      out: dict[str, str | bytes], known: RunChanges) -> str:
     th = summarize_throughput(days, failures, config)
+    marks = run_marks(series, failures, config)
     embeds = []
-    rows = th["days"]
-    rates = {k: v for k, v in (("compute-step tokens/s (p50)", _daily(rows, "compute")),
-                               ("sustained tokens/s", _daily(rows, "sustained"))) if v is not None}
-    if rates:
-        spec = ch.line_chart(rates, title="Compute-step vs sustained throughput per day",
-                             y_title="tokens/s", rules=[(2.0e6, "alert 2.0M")])
-        embeds.append(("Compute-step vs sustained", _chart(out, "throughput_daily", spec,
-                                                           "throughput")))
-    mfu = _daily(rows, "mfu_p50")
-    if mfu is not None:
-        band = [(_noon(r["date"]), r["mfu_p10"], r["mfu_p90"]) for r in rows
-                if r["mfu_p10"] is not None and r["mfu_p90"] is not None]
-        arr = np.array(band, dtype=float).reshape(-1, 3)
-        bands = {"MFU p10–p90": (arr[:, 0], arr[:, 1], arr[:, 2])}
-        spec = ch.line_chart({"MFU p50": mfu}, title="MFU per day (percent of peak FLOPs)",
-                             y_title="MFU (percent)", bands=bands if band else None,
-                             rules=[(15.0, "alert 15%")])
-        embeds.append(("MFU distribution per day", _chart(out, "mfu_daily", spec, "mfu")))
-    drop = {k: v for k, v in (("drop fraction p50", _daily(rows, "drop_p50")),
-                              ("drop fraction max", _daily(rows, "drop_max"))) if v is not None}
-    if drop:
-        spec = ch.line_chart(drop, title="MoE token drop fraction per day",
-                             y_title="fraction of tokens dropped", y_format=".1%",
-                             rules=[(0.07, "alert 7%")])
-        embeds.append(("Token dropping", _chart(out, "drop_daily", spec, "drop")))
+    rates = {"compute-step tokens/s (p50)": daily(days, "throughput",
+                                                  "compute_tokens_per_second_p50"),
+             "sustained tokens/s": daily(days, "throughput", "sustained_tokens_per_second")}
+    spec = line_chart(
+        rates, title="Compute-step and sustained throughput per day",
+        description="Line chart of each day's median compute-step throughput and its "
+        f"sustained throughput, tokens per second. Overall: compute-step "
+        f"{fmt_si(th['overall']['compute_p50'], ' tok/s')}, sustained "
+        f"{fmt_si(th['overall']['sustained'], ' tok/s')}, goodput "
+        f"{fmt_pct(th['overall']['goodput'])}.", x=Axis("day (UTC)", time=True),
+        y=axis_for("tokens_per_second", config),
+        options=Options(spans=marks.spans, rules=alert_rules(config, "tokens_per_second")))
+    embeds.append(("Compute-step and sustained", publish(out, "watch/throughput_daily", spec,
+                                                         "throughput")))
+    mfu = daily(days, "throughput", "mfu_p50")
+    lo, hi = daily(days, "throughput", "mfu_p10"), daily(days, "throughput", "mfu_p90")
+    bands = {"MFU p50": (lo[0], lo[1], hi[1])} if lo is not None and hi is not None and \
+        lo[0].size == hi[0].size else {}
+    spec = line_chart(
+        {"MFU p50": mfu}, title="MFU per day: median and p10–p90",
+        description="Line chart of each day's median model FLOPs utilisation with its p10 to "
+        f"p90 band. Latest median: {show('mfu', mfu[1][-1] if mfu else None, config)}.",
+        x=Axis("day (UTC)", time=True), y=axis_for("mfu", config),
+        options=Options(bands=bands, rules=alert_rules(config, "mfu")))
+    embeds.append(("MFU distribution per day", publish(out, "watch/mfu_daily", spec, "mfu")))
+    drop, _ = dropping_signal(config, days, 260)
+    embeds.append(("Token dropping", publish(out, "watch/drop_regimes", drop, "drop")))
     by_length, drop_table = _drop_by_length(config, series, known, out)
     if by_length is not None:
         embeds.append(("Token dropping by sequence length", by_length))
     experts = num_experts(runs)
-    ent = series.get("router_entropy")
-    if ent is not None and np.isfinite(ent).any():
-        ok = np.isfinite(ent)
-        rules = [(5.92, "alert 5.92")]
+    ent = series.finite("router_entropy")
+    if ent is not None:
+        rules = alert_rules(config, "router_entropy")
         if experts:
             rules.append((math.log(experts), f"uniform bound ln {experts}"))
-        spec = ch.line_chart({"router entropy": (series.timestamp[ok], ent[ok])},
-                             title="Router entropy against the uniform bound",
-                             y_title="entropy (nats)", rules=rules)
-        embeds.append(("Router entropy", _chart(out, "router_entropy", spec, "entropy")))
+        spec = line_chart(
+            {display("router_entropy").label: ent}, title="Router entropy against the uniform "
+            "bound", description="Line chart of the router's mean routing entropy over time. "
+            f"Latest: {show('router_entropy', ent[1][-1], config)}.",
+            x=Axis("time (UTC)", time=True), y=axis_for("router_entropy", config),
+            options=Options(rules=rules, spans=marks.spans,
+                            gap_seconds=config.failures.gap_minutes * 60))
+        embeds.append(("Router entropy", publish(out, "watch/router_entropy", spec, "entropy")))
     context = [c for c in known.changes if c["kind"] == "sequence_length"]
     return render("throughput.md.j2", th=th, embeds=embeds, experts=experts,
-                  bound=math.log(experts) if experts else None, drop_table=drop_table,
+                  bound=math.log(experts) if experts else None,
+                  by_length=drop_rows(days)[1] == "sequence length", drop_table=drop_table,
                   context=[(c, describe(c)) for c in context])
 
 
@@ -200,28 +232,31 @@ def num_experts(runs: Sequence[RunRecord]) -> int | None:
 def _fig(value: float | None) -> str:
     if value is None:
         return "not known yet"
-    return fmt_si(value) if abs(value) >= 1e6 else f"{value:,.6g}"
+    return fmt_si(value) if abs(value) >= 1e6 else fmt_plain(value)
 
 
 def run_pages(config: RunConfig, series: Series, failures: Sequence[FailureRecord],
               days: Sequence[Mapping[str, Any]], runs: Sequence[RunRecord],
               artifacts: tuple[Artifact, Artifact], snapshot: str | None,
-              known: RunChanges | None = None) -> dict[str, str | bytes]:
+              known: RunChanges | None = None,
+              history: Sequence[Mapping[str, Any]] | None = None) -> dict[str, str | bytes]:
     """Return the prediction, health, risks, throughput, cost and claims pages and charts.
 
     `artifacts` names (path, sha256) of chronicle.yml and the newest manifest: the claims
     cite them as the evidence a configured figure was read from. `known` are the run's
-    changes (risks watched from a change, dropping by sequence length).
+    changes (risks watched from a change, dropping by sequence length); `history` is the
+    watchers' verdicts per sealed day (recomputed when not given).
     """
     # Load inputs.
     known = known or RunChanges()
-    history = watch_history(days, series, failures, config, known.changes)
+    if history is None:
+        history = watch_history(days, series, failures, config, known.changes)
 
     # Process.
     out: dict[str, str | bytes] = {}
     out["prediction.md"] = _prediction_page(config, series, history, out)
-    out["health.md"] = _health_page(config, history)
-    out["risks.md"] = _risks_page(config, history)
+    out["health.md"] = _health_page(config, history, out)
+    out["risks.md"] = _risks_page(config, days, history, out)
     out["throughput.md"] = _throughput_page(config, series, days, failures, runs, out, known)
     cost = summarize_cost(days, config)
     out["cost.md"] = render("cost.md.j2", cost=cost, prices=sorted(

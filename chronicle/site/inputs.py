@@ -10,12 +10,14 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from functools import cached_property
 from typing import Any, cast
 
 from chronicle.analysis.changes import ChangeInputs, RunChanges, run_changes
 from chronicle.analysis.day_model import DaySummary
 from chronicle.analysis.mixture import weight_prefix
 from chronicle.analysis.series import Series, build_series
+from chronicle.analysis.verdicts import watch_history
 from chronicle.clean import scrub_urls
 from chronicle.config import CONFIG_NAME, RunConfig
 from chronicle.models import FailureRecord, RunRecord, Thread, parse_time
@@ -40,6 +42,12 @@ class BuildInputs:
     stale: list[dict[str, Any]]
     waiting: list[dict[str, Any]]  # closed days the newest snapshot left unsealed, and why
     changes: RunChanges = field(default_factory=RunChanges)
+
+    @cached_property
+    def history(self) -> list[dict[str, Any]]:
+        """The watchers' verdicts for every sealed day, recomputed once per build."""
+        return watch_history(self.days, self.series, self.failures, self.config,
+                             self.changes.changes)
 
     @property
     def latest(self) -> SnapshotInfo | None:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from chronicle.render.archive_pages import about_page, archive_page, failures_page
 from chronicle.render.changes_page import changes_json, changes_page, sealed_dates
 from chronicle.render.charts_page import charts_page
-from chronicle.render.home import render_home
+from chronicle.render.home import HomeInputs, render_home
 from chronicle.render.run_pages import run_pages
 from chronicle.render.svg import javascript_bundle
 from chronicle.render.threads import thread_pages
@@ -36,16 +37,18 @@ class Section:
 
 
 def _home(i: BuildInputs) -> Files:
-    head = i.latest.manifest_sha256 if i.latest else None
-    return {"index.md": render_home(i.config, i.days, i.series, i.failures, i.stale, i.latest,
-                                    waiting=i.waiting, head_sha256=head)}
+    out: Files = {}
+    out["index.md"] = render_home(HomeInputs(
+        i.config, i.days, i.series, i.failures, i.stale, i.latest, i.history, i.runs,
+        waiting=i.waiting, head_sha256=i.latest.manifest_sha256 if i.latest else None), out)
+    return out
 
 
 def _run_pages(i: BuildInputs) -> Files:
     latest = i.latest
     return run_pages(i.config, i.series, i.failures, i.days, i.runs,
                      (i.config_artifact(), i.manifest_artifact()),
-                     latest.id if latest else None, i.changes)
+                     latest.id if latest else None, i.changes, i.history)
 
 
 def _changes(i: BuildInputs) -> Files:
@@ -75,6 +78,12 @@ SECTIONS: tuple[Section, ...] = (
     Section("About", "about.md", lambda i: {"about.md": about_page(i.config)}),
 )
 BUNDLE = "assets/javascripts/vega-bundle.js"
+# The site's own style and script ship with the package, like the vega bundle, so an
+# upgrade restyles every chronicle (a copy a scaffold once put under docs/ is replaced).
+STYLESHEET, SCRIPT = "assets/stylesheets/chronicle.css", "assets/javascripts/chronicle.js"
+ASSETS = {STYLESHEET: "chronicle.css", SCRIPT: "chronicle.js"}
+ASSET_DIR = Path(__file__).parent / "assets"
+THEME_DIR = Path(__file__).parent / "theme"  # Material template overrides
 
 
 def nav() -> list[dict[str, str]]:
@@ -110,6 +119,8 @@ def site_files(inputs: BuildInputs, bundle: bool = True) -> Files:
     missing = [s.path for s in SECTIONS if s.path not in files]
     if missing:  # a registry entry whose builder was forgotten
         raise RuntimeError(f"no builder wrote {', '.join(missing)}")
+    for path, name in ASSETS.items():
+        files[path] = (ASSET_DIR / name).read_text(encoding="utf-8")
     if bundle:
         files[BUNDLE] = javascript_bundle()
     return files

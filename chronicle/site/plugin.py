@@ -24,8 +24,9 @@ from mkdocs.structure.pages import Page
 from chronicle.config import RunConfig, load_config
 from chronicle.errors import ChronicleError
 from chronicle.site.citable import alternate_links, day_sections
+from chronicle.site.daily_feed import fill_daily_feeds, item_html
 from chronicle.site.inputs import BuildInputs, load_inputs
-from chronicle.site.pages import complete_nav, site_files
+from chronicle.site.pages import SCRIPT, STYLESHEET, THEME_DIR, complete_nav, site_files
 
 log = logging.getLogger("mkdocs.plugins.chronicle")
 _OLD_QUOT, _OLD_APOS = "&\\#34;", "&\\#39;"
@@ -65,6 +66,11 @@ class ChroniclePlugin(BasePlugin):
         run = load_run_config(config)
         self.run, self._inputs = run, None
         config.nav = complete_nav(config.nav)
+        use_theme_overrides(config)
+        if STYLESHEET not in config.extra_css:
+            config.extra_css.append(STYLESHEET)
+        if SCRIPT not in [str(x) for x in config.extra_javascript]:
+            config.extra_javascript.append(SCRIPT)
         config.site_url = run.site.url
         config.site_name = run.site.title
         config.site_author = run.site.author
@@ -84,6 +90,9 @@ class ChroniclePlugin(BasePlugin):
     def on_files(self, files: Files, *, config: MkDocsConfig) -> Files:
         """Add every generated page and file (in memory; nothing is written to docs/)."""
         for path, content in site_files(self.inputs).items():
+            old = files.get_file_from_path(path)
+            if old is not None:  # e.g. a scaffold's old copy of the site's stylesheet
+                files.remove(old)
             files.append(File.generated(config, path, content=content))
         return files
 
@@ -117,9 +126,23 @@ class ChroniclePlugin(BasePlugin):
 
     @event_priority(-100)  # after the rss plugin has written its feeds
     def on_post_build(self, *, config: MkDocsConfig) -> None:
-        """Serve sealed sources byte for byte; fill in the feeds' enclosure lengths."""
+        """Serve sealed sources byte for byte; fill in the feeds' enclosure lengths and
+        each daily item's HTML."""
         serve_sealed_sources(config)
         fix_enclosure_lengths(config)
+        if config.plugins.get("rss") is not None:
+            fill_daily_feeds(Path(config.site_dir), item_html(self.inputs))
+
+
+def use_theme_overrides(config: MkDocsConfig) -> None:
+    """Put chronicle's Material template overrides (site/theme/) on the theme's path,
+    after a chronicle's own `custom_dir` (which still wins) and before Material's."""
+    theme = str(THEME_DIR)
+    if theme in config.theme.dirs:
+        return
+    custom = config.theme.custom_dir
+    at = 1 if custom and config.theme.dirs and config.theme.dirs[0] == custom else 0
+    config.theme.dirs.insert(at, theme)
 
 
 def serve_sealed_sources(config: MkDocsConfig) -> None:

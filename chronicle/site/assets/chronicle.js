@@ -1,0 +1,125 @@
+/* chronicle: swap each static chart SVG for an interactive vega-embed view, and make
+   tables that scroll sideways reachable by keyboard.
+   The SVG stays when JavaScript is off (and in feeds); its alt text, the chart's
+   description, names the live chart too. The vega bundle is served by the site itself
+   (no CDN) and loaded only on pages that carry a chart. */
+(function () {
+  "use strict";
+  var here = document.currentScript ? document.currentScript.src : "";
+  var bundleUrl = here.replace(/chronicle\.js(\?.*)?$/, "vega-bundle.js");
+  var loading = null;
+  var NARROW = 560; /* px: below this a legend wraps into rows */
+
+  function loadBundle() {
+    if (window.vegaEmbed) return Promise.resolve();
+    if (!loading) {
+      loading = new Promise(function (resolve, reject) {
+        var s = document.createElement("script");
+        s.src = bundleUrl;
+        s.onload = resolve;
+        s.onerror = function () { reject(new Error("chronicle: cannot load " + bundleUrl)); };
+        document.head.appendChild(s);
+      });
+    }
+    return loading;
+  }
+
+  function dark() {
+    return document.body.getAttribute("data-md-color-scheme") === "slate";
+  }
+
+  /* A narrow column gets legends in rows of two, so they never run off the chart. */
+  function fit(spec, width) {
+    if (width >= NARROW) return spec;
+    var copy = JSON.parse(JSON.stringify(spec));
+    copy.config = copy.config || {};
+    copy.config.legend = Object.assign({}, copy.config.legend, { columns: 2 });
+    return copy;
+  }
+
+  function fetchSpec(url) {
+    return fetch(url).then(function (r) {
+      if (!r.ok) throw new Error("HTTP " + r.status);
+      return r.json();
+    });
+  }
+
+  function draw(el) {
+    var url = el.getAttribute("data-spec");
+    var img = el.querySelector("img");
+    var target = el.querySelector(".chronicle-vega");
+    if (!target) {
+      target = document.createElement("div");
+      target.className = "chronicle-vega";
+      el.appendChild(target);
+    }
+    var theme = dark() ? "dark" : "light";
+    var options = { renderer: "svg", actions: false, mode: "vega-lite",
+                    loader: { target: "_self" } };
+    if (theme === "dark") options.theme = "dark";
+    return fetchSpec(url).then(function (spec) {
+      return window.vegaEmbed(target, fit(spec, el.clientWidth), options);
+    }).then(function () {
+      var svg = target.querySelector("svg");
+      if (svg && img && img.alt) {
+        /* The live chart says what the static one says: what it shows, the latest value. */
+        svg.setAttribute("role", "img");
+        svg.setAttribute("aria-label", img.alt);
+      }
+      el.classList.add("chronicle-chart--live");
+      el.setAttribute("data-theme", theme);
+    }).catch(function (err) {
+      /* keep the static SVG: it is the same chart */
+      console.warn("chronicle: chart " + url + " stays static: " + err);
+    });
+  }
+
+  function drawAll() {
+    var charts = document.querySelectorAll(".chronicle-chart[data-spec]");
+    if (!charts.length) return;
+    loadBundle().then(function () {
+      charts.forEach(draw);
+    }).catch(function (err) { console.warn(String(err)); });
+  }
+
+  /* Material wraps tables in a box that scrolls sideways on a phone: a keyboard user must
+     be able to focus it to scroll it. */
+  function scrollables() {
+    document.querySelectorAll(".md-typeset__scrollwrap").forEach(function (box) {
+      if (box.scrollWidth > box.clientWidth + 1) {
+        box.setAttribute("tabindex", "0");
+        box.setAttribute("role", "region");
+        box.setAttribute("aria-label", "Table (scrolls sideways)");
+      } else if (box.getAttribute("role") === "region") {
+        box.removeAttribute("tabindex");
+        box.removeAttribute("role");
+        box.removeAttribute("aria-label");
+      }
+    });
+  }
+
+  function onPage() {
+    drawAll();
+    setTimeout(scrollables, 50); /* after Material has wrapped the tables */
+  }
+
+  function start() {
+    if (window.document$ && typeof window.document$.subscribe === "function") {
+      /* Material instant navigation replaces the page without reloading scripts */
+      window.document$.subscribe(onPage);
+    } else {
+      onPage();
+    }
+    window.addEventListener("resize", scrollables);
+    /* redraw when the reader toggles light/dark */
+    new MutationObserver(function () {
+      document.querySelectorAll(".chronicle-chart--live").forEach(draw);
+    }).observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme"] });
+  }
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", start);
+  } else {
+    start();
+  }
+})();

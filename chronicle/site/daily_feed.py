@@ -1,0 +1,97 @@
+"""The daily feed's items as a follower reads them (site stage).
+
+mkdocs-rss-plugin writes the daily feeds (RSS 2.0 and JSON Feed 1.1) with each day's
+GUID and date; after it, this fills each item's HTML from the sealed day: summary, loss
+chart (the PNG sealed next to its SVG, for readers that show no SVG), key figures and the
+three signals' verdicts as of sealing, every link absolute. Only the items' text is
+replaced: GUIDs, links and dates stay exactly as the plugin wrote them.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from chronicle.render.feeds import day_item_html
+from chronicle.render.metrics import alert_rules
+from chronicle.render.signals import drop_rows, dropping_verdict, prediction_verdict, risks_verdict
+from chronicle.site.inputs import BuildInputs
+
+RSS_FEEDS = ("feed_rss_created.xml", "feed_rss_updated.xml")
+JSON_FEEDS = ("feed_json_created.json", "feed_json_updated.json")
+_ITEM = re.compile(r"<item>.*?</item>", re.DOTALL)
+_GUID = re.compile(r"<guid[^>]*>([^<]+)</guid>")
+_DESCRIPTION = re.compile(r"<description>.*?</description>", re.DOTALL)
+
+
+def item_html(inputs: BuildInputs) -> dict[str, str]:
+    """Return {day permalink: the HTML of its feed item} for every sealed day."""
+    config, url = inputs.config, inputs.config.site.url
+    alert = alert_rules(config, "drop_fraction")
+    out = {}
+    for i, day in enumerate(inputs.days):
+        rows, kind = drop_rows(inputs.days[: i + 1])
+        verdicts = []
+        if "prediction" in day:
+            verdicts.append(("Prediction", prediction_verdict(
+                day.get("prediction"), configured=day.get("prediction") is not None)))
+        verdicts.append(("Token dropping", dropping_verdict(rows, kind,
+                                                            alert[0][0] if alert else None)))
+        if "risks" in day:
+            verdicts.append(("Risk points", risks_verdict(day.get("risks") or [])))
+        image, alt = _image(inputs, day["date"])
+        out[f"{url}days/{day['date']}.html"] = day_item_html(day, url, image, alt, verdicts)
+    return out
+
+
+def _image(inputs: BuildInputs, date: str) -> tuple[str | None, str]:
+    folder = inputs.store.days / date
+    alt = f"Loss, run so far, to {date}"
+    spec = folder / "loss.vl.json"
+    if spec.is_file():
+        alt = str(json.loads(spec.read_bytes()).get("description") or alt)
+    for name in ("loss.png", "loss.svg"):
+        if (folder / name).is_file():
+            return f"days/{date}/{name}", alt
+    return None, alt
+
+
+def fill_daily_feeds(site_dir: Path, items: Mapping[str, str]) -> None:
+    """Replace each daily item's text with its HTML in the feeds the rss plugin wrote."""
+    for name in RSS_FEEDS:
+        path = site_dir / name
+        if path.is_file():
+            path.write_text(_fill_rss(path.read_text(encoding="utf-8"), items), encoding="utf-8")
+    for name in JSON_FEEDS:
+        path = site_dir / name
+        if path.is_file():
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            path.write_text(json.dumps(_fill_json(doc, items), ensure_ascii=False, indent=1)
+                            + "\n", encoding="utf-8")
+
+
+def _fill_rss(text: str, items: Mapping[str, str]) -> str:
+    def one(match: re.Match[str]) -> str:
+        item = match.group(0)
+        guid = _GUID.search(item)
+        body = items.get(html.unescape(guid.group(1)).strip()) if guid else None
+        if body is None:
+            return item
+        # RSS 2.0 carries an item's HTML entity-escaped in <description>.
+        new = f"<description>{html.escape(body, quote=False)}</description>"
+        return _DESCRIPTION.sub(lambda _: new, item, count=1)
+
+    return _ITEM.sub(one, text)
+
+
+def _fill_json(doc: dict[str, Any], items: Mapping[str, str]) -> dict[str, Any]:
+    for item in doc.get("items") or []:
+        body = items.get(str(item.get("id") or ""))
+        if body is not None:
+            item["summary"] = item.get("content_html") or ""
+            item["content_html"] = body
+    return doc

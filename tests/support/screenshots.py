@@ -1,0 +1,54 @@
+"""`make screenshots`: the README's pictures of what a reader sees (the demo's home page
+and its newest day page, 1280 px wide, light scheme), taken in Debian's chromium.
+
+    python -m tests.support.screenshots [SITE_DIR] [OUT_DIR]    # demo/site -> docs-img
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from tests.support.browser import ARGS, CHROMIUM, LAPTOP, open_page, serve
+from tests.support.paths import REPO
+
+SHOTS = {"home.png": ("index.html", LAPTOP["height"]), "day.png": (None, 1500)}
+
+
+def take(base_url: str, out: Path, browser: Any) -> list[Path]:
+    """Write home.png and day.png of the site at `base_url` into `out`; return them."""
+    with urllib.request.urlopen(base_url + "api/index.json") as answer:  # 127.0.0.1 only
+        days = json.load(answer)["days"]
+    newest = f"days/{days[-1]['date']}.html" if days else "index.html"
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, (path, height) in SHOTS.items():
+        page = open_page(browser, base_url + (path or newest),
+                         {"width": LAPTOP["width"], "height": height}, "light")
+        page.screenshot(path=str(out / name))
+        page.context.close()
+        written.append(out / name)
+    return written
+
+
+def main(argv: list[str]) -> None:
+    site = Path(argv[0]) if argv else REPO / "demo" / "site"
+    out = Path(argv[1]) if len(argv) > 1 else REPO / "docs-img"
+    if not (site / "index.html").is_file():
+        raise SystemExit(f"{site}: no built site; run `make demo` first")
+    from playwright.sync_api import sync_playwright
+
+    with serve(site) as url, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            for path in take(url, out, browser):
+                print(f"wrote {path} ({path.stat().st_size / 1024:.0f} KB)")
+        finally:
+            browser.close()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
