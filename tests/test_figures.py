@@ -57,3 +57,13 @@ def test_alert_lines_come_from_the_configured_checks() -> None:
     assert "alert 3.0" in text and "alert 2.0" not in text
     assert "alert" not in str(charts["moe"])  # the check is disabled: no line
     assert "alert 2M tok/s" in str(charts["throughput"])  # the default check's threshold
+
+
+def test_a_day_without_metrics_shades_nothing_on_the_run_so_far_charts() -> None:
+    rows = [{"run": "r", "step": i * 10, "timestamp": T0 + i * 190.0, "train/loss": 3.0,
+             "throughput/total_tokens": (i + 1) * 1e9} for i in range(400)]
+    series = build_series(rows_to_table(rows), [], make_config())
+    after = day_charts(date(2026, 8, 23), series, [], make_config())  # data ended on the 21st
+    during = day_charts(date(2026, 8, 20), series, [], make_config())
+    assert "this day" not in str(after["loss"])
+    assert "this day" in str(during["loss"])

@@ -12,8 +12,6 @@ from tests.support.scaffold import COMMAND, OWN, repo_copies, stale_copies, writ
 # Scaffold file -> the repository's copy of it (renamed as `chronicle init` renames it).
 PAIRS = {
     "mkdocs.yml": "mkdocs.yml",
-    "docs/assets/javascripts/chronicle.js": "docs/assets/javascripts/chronicle.js",
-    "docs/assets/stylesheets/chronicle.css": "docs/assets/stylesheets/chronicle.css",
     "docs/assets/chronicle.svg": "docs/assets/chronicle.svg",
     "workflows/nightly.yml": ".github/workflows/nightly.yml",
 }
@@ -33,8 +31,8 @@ def test_every_scaffold_file_but_gitignore_is_copied_where_init_puts_it() -> Non
 def test_make_scaffold_writes_missing_and_stale_copies_only(tmp_path: Path) -> None:
     assert sorted(write_copies(tmp_path)) == sorted(PAIRS.values())
     assert stale_copies(tmp_path) == []
-    rel = "docs/assets/stylesheets/chronicle.css"
-    (tmp_path / rel).write_text("/* edited in place */\n", encoding="utf-8")
+    rel = "docs/assets/chronicle.svg"
+    (tmp_path / rel).write_text("<svg/>\n", encoding="utf-8")  # edited in place
     assert stale_copies(tmp_path) == [rel]
     assert write_copies(tmp_path) == [rel]
     assert (tmp_path / rel).read_bytes() == (SCAFFOLD / rel).read_bytes()

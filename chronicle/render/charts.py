@@ -13,7 +13,7 @@ a `description`: what it shows and the latest value, the chart's text alternativ
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -132,6 +132,33 @@ def _tooltip(x: Axis, y: Axis) -> tuple[list[dict[str, Any]], list[dict[str, Any
     return calc, tips
 
 
+def _color(names: list[str], opts: Options, spans: Sequence[Span], x: Axis, lo_x: float,
+           hi_x: float) -> dict[str, Any]:
+    """Return the colour encoding every layer shares: one scale, so one legend explains the
+    series, the shaded day, downtime and each kind of marker once."""
+    extra: list[tuple[str, str]] = []
+    if opts.highlight is not None:
+        extra.append(v.HIGHLIGHT)
+    if spans:
+        extra.append(v.DOWNTIME)
+    for e in opts.events:
+        label, colour, _ = v.event_style(e.kind)
+        if label not in [n for n, _ in extra] and np.isfinite(e.x) \
+                and lo_x <= v.x_value(e.x, x.time) <= hi_x:
+            extra.append((label, colour))
+    domain = names + [n for n, _ in extra]
+    raw_names = [n for n in names if not n.endswith(SMOOTHED)]
+    # A smoothed line takes its raw series' colour; the legend names the series once.
+    colours = [SERIES_COLORS[raw_names.index(n.removesuffix(SMOOTHED)) % len(SERIES_COLORS)]
+               for n in names]
+    shown = raw_names + [n for n, _ in extra]
+    legend = v.legend(len(shown))
+    if legend is not None and len(shown) < len(domain):
+        legend["values"] = shown
+    return {"field": "k", "type": "nominal",
+            "scale": v.color_scale(domain, colours + [c for _, c in extra]), "legend": legend}
+
+
 def line_chart(series: Mapping[str, tuple[np.ndarray, np.ndarray] | None], *, title: str,
                description: str, x: Axis, y: Axis, options: Options | None = None,
                subtitle: str | None = None, target: int = 2000,
@@ -156,28 +183,8 @@ def line_chart(series: Mapping[str, tuple[np.ndarray, np.ndarray] | None], *, ti
         return spec
     xs = [r["x"] for r in rows + band_rows]
     lo_x, hi_x = min(xs), max(xs)
-    extra: list[tuple[str, str]] = []
-    if opts.highlight is not None:
-        extra.append(v.HIGHLIGHT)
     spans = [s for s in opts.spans if s.x1 > s.x0]
-    if spans:
-        extra.append(v.DOWNTIME)
-    for e in opts.events:
-        label, colour, _ = v.event_style(e.kind)
-        if label not in [n for n, _ in extra] and np.isfinite(e.x) \
-                and lo_x <= v.x_value(e.x, x.time) <= hi_x:
-            extra.append((label, colour))
-    domain = names + [n for n, _ in extra]
-    raw_names = [n for n in names if not n.endswith(SMOOTHED)]
-    # A smoothed line takes its raw series' colour; the legend names the series once.
-    colours = [SERIES_COLORS[raw_names.index(n.removesuffix(SMOOTHED)) % len(SERIES_COLORS)]
-               for n in names]
-    shown = raw_names + [n for n, _ in extra]
-    legend = v.legend(len(shown))
-    if legend is not None and len(shown) < len(domain):
-        legend["values"] = shown
-    color = {"field": "k", "type": "nominal",
-             "scale": v.color_scale(domain, colours + [c for _, c in extra]), "legend": legend}
+    color = _color(names, opts, spans, x, lo_x, hi_x)
     x_enc = _x_enc(x, hi_x - lo_x)
     layers = background_layers(opts, spans, x, lo_x, hi_x, color, x_enc)
     name_calc = {"calculate": f"{json.dumps(names)}[datum.i]", "as": "k"}

@@ -126,9 +126,11 @@ def _on_tokens(series: Series, names: dict[str, str]) -> dict[str, tuple[np.ndar
 
 def _token_span(so_far: Series, lines: dict[str, tuple[np.ndarray, np.ndarray]],
                 highlight: tuple[float, float]) -> tuple[float, float] | None:
-    """Return the tokens processed at a time span's ends (clamped to the plotted data)."""
+    """Return the tokens processed at a time span's ends, clamped to the plotted data;
+    None when the span is after the last row (a day without metrics shades nothing)."""
     xs = np.concatenate([xy[0] for xy in lines.values()]) if lines else np.empty(0)
-    if not xs.size:
+    logged = so_far.finite("total_tokens")
+    if not xs.size or logged is None or highlight[0] > float(logged[0].max()):
         return None
     a, b = tokens_at(so_far, np.array(highlight, dtype=float)).tolist()
     return (a if np.isfinite(a) else float(xs.min()), b if np.isfinite(b) else float(xs.max()))

@@ -73,6 +73,8 @@ def progress(i: HomeInputs, now: datetime | None, tokens: float | None) -> dict[
     window = [d["tokens"]["day"] for d in i.days[-ETA_WINDOW_DAYS:] if d["tokens"]["day"]]
     rate = sum(window) / len(window) if window else None
     reached = _reached_on(i.series, budget)
+    if reached is None:
+        pct = min(pct, 99.9)  # 99.96% is not "100.0%" of a budget not yet reached
     eta = None
     if reached is None and rate and tokens is not None and now is not None:
         eta = (now + timedelta(days=(budget - tokens) / rate)).strftime("%Y-%m-%d")

@@ -70,11 +70,12 @@ def background_layers(opts: Options, spans: Sequence[Span], x: Axis, lo: float, 
         a, b = v.x_value(s.x0, x.time), v.x_value(s.x1, x.time)
         if max(a, lo) < min(b, hi):
             rects.append({"x": max(a, lo), "x2": min(b, hi), "k": v.DOWNTIME[0], "what": s.label})
+    # The day's tint is lighter than downtime's grey: both read in dark mode too.
+    day = {"test": f"datum.k == '{v.HIGHLIGHT[0]}'", "value": 0.15}
     if rects:
-        layers.append({"data": {"values": rects},
-                       "mark": {"type": "rect", "opacity": 0.25},
-                       "encoding": {"x": x_enc, "x2": {"field": "x2"},
-                                    "color": color,
+        layers.append({"data": {"values": rects}, "mark": {"type": "rect"},
+                       "encoding": {"x": x_enc, "x2": {"field": "x2"}, "color": color,
+                                    "opacity": {"condition": day, "value": 0.3},
                                     "tooltip": [{"field": "k", "type": "nominal", "title": "span"},
                                                 {"field": "what", "type": "nominal",
                                                  "title": "what"}]}})
@@ -82,7 +83,7 @@ def background_layers(opts: Options, spans: Sequence[Span], x: Axis, lo: float, 
 
 
 def merged(spans: Sequence[Span]) -> list[Span]:
-    """Return overlapping or touching spans merged into one (labels joined by count)."""
+    """Return overlapping or touching spans merged into one."""
     out: list[Span] = []
     for s in sorted(spans, key=lambda s: (s.x0, s.x1)):
         if out and s.x0 <= out[-1].x1:

@@ -123,6 +123,8 @@ def risks_verdict(records: Sequence[Mapping[str, Any]]) -> str:
             text += f"; {plural(len(fired) - 1, 'other risk point')} fired since"
         return text + (f"; {rest}." if rest else ".")
     if counts["passed"] == len(records):
+        if len(records) == 1:
+            return "No risk point fired: the one configured passed its window."
         return f"No risk point fired: all {len(records)} passed their windows."
     watching = [r for r in records if r["status"] == "watching"]
     text = "No risk point has fired"
@@ -131,4 +133,4 @@ def risks_verdict(records: Sequence[Mapping[str, Any]]) -> str:
         lo, hi = (w.get("watch") or [0, 0])[:2]
         text += (f"; watching {w.get('title') or w['id']} ({fmt_pct(lo, 0)}–{fmt_pct(hi, 0)} "
                  "of the budget)")
-    return text + (f" ({rest})." if rest else ".")
+    return text + (f"; {rest}." if rest else ".")

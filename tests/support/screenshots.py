@@ -1,5 +1,6 @@
 """`make screenshots`: the README's pictures of what a reader sees (the demo's home page
-and its newest day page, 1280 px wide, light scheme), taken in Debian's chromium.
+and its newest day page with metrics, 1280 px wide, light scheme), taken in Debian's
+chromium.
 
     python -m tests.support.screenshots [SITE_DIR] [OUT_DIR]    # demo/site -> docs-img
 """
@@ -20,9 +21,14 @@ SHOTS = {"home.png": ("index.html", LAPTOP["height"]), "day.png": (None, 1500)}
 
 def take(base_url: str, out: Path, browser: Any) -> list[Path]:
     """Write home.png and day.png of the site at `base_url` into `out`; return them."""
+    newest = "index.html"
     with urllib.request.urlopen(base_url + "api/index.json") as answer:  # 127.0.0.1 only
         days = json.load(answer)["days"]
-    newest = f"days/{days[-1]['date']}.html" if days else "index.html"
+    for day in reversed(days):  # the newest day with metrics (a run's last day may have none)
+        with urllib.request.urlopen(f"{base_url}api/days/{day['date']}.json") as answer:
+            if json.load(answer)["data"]["rows"]:
+                newest = f"days/{day['date']}.html"
+                break
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for name, (path, height) in SHOTS.items():
