@@ -13,6 +13,7 @@ import numpy as np
 from chronicle.render import vega as v
 
 MAX_LABELLED = 6  # more labelled markers than this would overlap: tooltips only
+LABEL_ROWS, LABEL_STEP = 3, 12
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,7 @@ def merged(spans: Sequence[Span]) -> list[Span]:
 def event_layers(opts: Options, x: Axis, lo: float, hi: float, color: dict[str, Any],
                   x_enc: dict[str, Any]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = [
-        {"x": at, "k": v.event_style(e.kind)[0], "what": e.label,
+        {"x": at, "kind": e.kind, "k": v.event_style(e.kind)[0], "what": e.label,
          "tag": e.label if v.event_style(e.kind)[2] else ""}
         for e in sorted(opts.events, key=lambda e: (e.x, e.kind, e.label))
         if np.isfinite(e.x) and lo <= (at := v.x_value(e.x, x.time)) <= hi
@@ -114,14 +115,24 @@ def event_layers(opts: Options, x: Axis, lo: float, hi: float, color: dict[str, 
         "mark": {"type": "rule", "strokeWidth": 1.5, "strokeDash": [5, 3], "opacity": 0.9},
         "encoding": {"x": x_enc, "color": color, "tooltip": tips},
     }]
-    tagged = [r for r in rows if r["tag"]]
+    tagged = [{**r, "row": 2 + LABEL_STEP * (i % LABEL_ROWS)}
+              for i, r in enumerate(r for r in rows if r["tag"])]
     if tagged and len(tagged) <= MAX_LABELLED:
-        layers.append({
-            "data": {"values": tagged},
-            "mark": {"type": "text", "align": "left", "baseline": "top", "dx": 3, "dy": 2,
-                     "fontSize": 10, "limit": 140, "y": 0},
-            "encoding": {"x": x_enc, "text": {"field": "tag"}, "color": color},
-        })
+        # Labels step down in three rows, so markers close together do not overwrite
+        # each other's names (y in pixels from the top: no scale); in the chart's last
+        # quarter they read leftwards, so they are not cut at its edge.
+        turn = lo + 0.75 * (hi - lo)
+        for side, dx, part in (("left", 3, [r for r in tagged if r["x"] <= turn]),
+                               ("right", -3, [r for r in tagged if r["x"] > turn])):
+            if part:
+                layers.append({
+                    "data": {"values": part},
+                    "mark": {"type": "text", "align": side, "baseline": "top", "dx": dx,
+                             "fontSize": 10, "limit": 130},
+                    "encoding": {"x": x_enc, "y": {"field": "row", "type": "quantitative",
+                                                   "scale": None},
+                                 "text": {"field": "tag"}, "color": color},
+                })
     return layers
 
 

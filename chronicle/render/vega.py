@@ -27,6 +27,7 @@ NEUTRAL: Final = "#888888"
 # Mid-tone colours that keep 3:1 against white and against Material's slate background.
 SERIES_COLORS: Final = ("#4c78a8", "#2f8f83", "#8a6fbf", "#9d755d", "#607d8b")
 HIGHLIGHT = ("this day", "#e0b000")
+LEGEND_COLUMNS = 4
 DOWNTIME = ("downtime", "#9d9d9d")
 
 
@@ -44,7 +45,7 @@ EVENT_STYLES: Final[dict[str, tuple[str, str, bool]]] = {
     "sequence_length": ("context length change", "#c49c00", True),
     "context": ("context length change", "#c49c00", True),
     "mixture": ("data-mixture switch", "#7f6b00", True),
-    "budget": ("budget change", "#3182bd", True),
+    "budget": ("budget change", "#17a2b8", True),
 }
 
 
@@ -160,8 +161,12 @@ def legend(n_entries: int) -> dict[str, Any] | None:
     """Return the one legend of a chart (None when a single series explains itself)."""
     if n_entries < 2:
         return None
-    return {"orient": "top", "title": None, "symbolType": "stroke", "symbolStrokeWidth": 3,
-            "symbolOpacity": 1, "labelLimit": 220, "columnPadding": 12}
+    out: dict[str, Any] = {"orient": "top", "title": None, "symbolType": "stroke",
+                           "symbolStrokeWidth": 3, "symbolOpacity": 1, "labelLimit": 160,
+                           "columnPadding": 12}
+    if n_entries > LEGEND_COLUMNS:
+        out["columns"] = LEGEND_COLUMNS  # rows of four, never a legend wider than the chart
+    return out
 
 
 def frame(title: str, description: str, subtitle: str | None = None,
