@@ -101,11 +101,13 @@ def test_a_missing_or_unparsable_manifest_lists_the_other_findings(
     else:
         manifest.write_text('{"snapshot": ')
     (root / "docs/days/2026-08-21.json").write_text("{}")
+    # The day's other files: its JSON, chart specs, SVGs and the feeds' PNG.
+    others = len(list((root / "docs/days/2026-08-20").iterdir())) + 1
     result = cli("verify", "--dir", str(root))
     _fails(result, f"docs/data/2026-08-21T031700Z/MANIFEST.json: {damage}",
            "docs/days/2026-08-21.json: altered",
-           "docs/days/2026-08-20.md (and 9 more file(s) of that day): not sealed by any "
-           "readable snapshot manifest")
+           f"docs/days/2026-08-20.md (and {others} more file(s) of that day): not sealed by "
+           "any readable snapshot manifest")
     if damage == "not valid JSON":
         _fails(result, "docs/data/2026-08-21T031700Z/MANIFEST.json: altered: its sha256")
 
