@@ -18,6 +18,7 @@ from chronicle.config import load_config
 from chronicle.site.citable import day_sections
 from chronicle.site.inputs import load_inputs
 from chronicle.site.pages import nav, site_files
+from chronicle.site.statics import with_svgs
 
 
 def write_plain_project(chronicle: Path, target: Path) -> Path:
@@ -26,7 +27,7 @@ def write_plain_project(chronicle: Path, target: Path) -> Path:
     inputs = load_inputs(config)
     docs = target / "docs"
     shutil.copytree(chronicle / "docs", docs)  # assets, the store and the sealed days
-    for rel, content in site_files(inputs).items():
+    for rel, content in with_svgs(site_files(inputs)).items():
         path = docs / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         if isinstance(content, bytes):

@@ -1,6 +1,10 @@
 """How a chart sits on a page: a figure holding the static SVG, which the site's script
 swaps for the interactive vega-embed view (render stage, pure).
 
+Pages publish a chart's spec (`<stem>.vl.json`); the site draws the static `<stem>.svg`
+of every published spec while mkdocs builds the pages (site/statics.py), so the drawing
+costs no time on the build's critical path.
+
 The SVG's `alt` and the live chart's accessible name are the spec's `description`: what
 the chart shows and its latest value, so a reader who cannot see it still gets both.
 """
@@ -13,7 +17,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-from chronicle.render.svg import render_svg
+SPEC_SUFFIX = ".vl.json"  # every published spec gets a static <stem>.svg
 
 
 def chart_title(spec: Mapping[str, Any], name: str) -> str:
@@ -48,11 +52,10 @@ def spec_json(spec: Mapping[str, Any]) -> str:
 
 def publish(out: MutableMapping[str, str | bytes], stem: str, spec: Mapping[str, Any],
             name: str, extra_class: str = "", url_prefix: str = "") -> Markup:
-    """Write `stem`.vl.json and `stem`.svg into `out`; return the page's embed of them.
+    """Write `stem`.vl.json into `out`; return the page's embed of it and its `stem`.svg.
 
     `url_prefix` leads from the page to the site root ("../" for a page in a folder).
     """
-    out[f"{stem}.vl.json"] = spec_json(spec)
-    out[f"{stem}.svg"] = render_svg(dict(spec))
+    out[f"{stem}{SPEC_SUFFIX}"] = spec_json(spec)
     return chart_embed(f"{url_prefix}{stem}.vl.json", f"{url_prefix}{stem}.svg",
                        chart_alt(spec, name), extra_class)

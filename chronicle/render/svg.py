@@ -16,7 +16,7 @@ import os
 import struct
 import tempfile
 import zlib
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -25,6 +25,7 @@ from typing import Any
 from chronicle.render.vega import HOVER_LAYER, SVG_WIDTH, VEGA_LITE
 
 _pool: ProcessPoolExecutor | None = None
+_background: ProcessPoolExecutor | None = None
 
 
 def _vl_version() -> str | None:
@@ -117,6 +118,34 @@ def _render(spec: dict[str, Any], png: bool) -> tuple[str, bytes | None]:
     return svg, render_png(svg) if png else None
 
 
+_WARM_SPEC: dict[str, Any] = {"mark": "point", "data": {"values": [{"x": 0}]},
+                              "encoding": {"x": {"field": "x", "type": "quantitative"}}}
+
+
+def _pool_workers() -> int:
+    return min(2, os.cpu_count() or 1)
+
+
+def _statics_pool() -> ProcessPoolExecutor | None:
+    """Return the worker pool for a day's static renders (None on one core)."""
+    global _pool
+    if _pool is None and _pool_workers() >= 2:
+        # spawn, not fork: vl-convert's JavaScript runtime runs threads of its own.
+        _pool = ProcessPoolExecutor(_pool_workers(),
+                                    mp_context=multiprocessing.get_context("spawn"))
+        atexit.register(_pool.shutdown)
+    return _pool
+
+
+def warm_up() -> None:
+    """Start the render workers now (a process start and vl-convert's JavaScript runtime,
+    ~1 s) so a snapshot's fetch and analysis hide it; returns at once."""
+    pool = _statics_pool()
+    if pool is not None:
+        for _ in range(_pool_workers()):
+            pool.submit(render_svg, _WARM_SPEC)
+
+
 def render_statics(charts: dict[str, dict[str, Any]], png: Collection[str] = (),
                    ) -> tuple[dict[str, str], dict[str, bytes]]:
     """Return the static SVG of each chart and a PNG of those named in `png`.
@@ -127,15 +156,11 @@ def render_statics(charts: dict[str, dict[str, Any]], png: Collection[str] = (),
     global _pool
     names = list(charts)
     args = [(charts[n], n in png) for n in names]
-    workers = min(2, os.cpu_count() or 1)
     done: list[tuple[str, bytes | None]] | None = None
-    if len(charts) >= 2 and workers >= 2:
-        if _pool is None:
-            # spawn, not fork: vl-convert's JavaScript runtime runs threads of its own.
-            _pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
-            atexit.register(_pool.shutdown)
+    pool = _statics_pool() if len(charts) >= 2 else None
+    if pool is not None:
         try:
-            done = list(_pool.map(_render, *zip(*args, strict=True)))
+            done = list(pool.map(_render, *zip(*args, strict=True)))
         except BrokenProcessPool:
             _pool = None
     if done is None:
@@ -148,3 +173,32 @@ def render_statics(charts: dict[str, dict[str, Any]], png: Collection[str] = (),
 def render_svgs(charts: dict[str, dict[str, Any]]) -> dict[str, str]:
     """Return the static SVG of each chart, keyed like `charts`."""
     return render_statics(charts)[0]
+
+
+def start_svgs(charts: Mapping[str, dict[str, Any]]) -> Callable[[], dict[str, str]]:
+    """Start drawing the static SVG of each chart in the background; return a function
+    that waits for them (keyed like `charts`).
+
+    The workers leave one core to the caller (a build converting Markdown meanwhile);
+    the bytes are those of `render_svg`.
+    """
+    global _background
+    if not charts:
+        return dict
+    if _background is None:
+        workers = max(1, (os.cpu_count() or 1) - 1)
+        _background = ProcessPoolExecutor(workers,
+                                          mp_context=multiprocessing.get_context("spawn"))
+        atexit.register(_background.shutdown)
+    names = list(charts)
+    futures = [_background.submit(render_svg, dict(charts[n])) for n in names]
+
+    def wait() -> dict[str, str]:
+        global _background
+        try:
+            return {n: f.result() for n, f in zip(names, futures, strict=True)}
+        except BrokenProcessPool:
+            _background = None
+            return {n: render_svg(dict(charts[n])) for n in names}
+
+    return wait

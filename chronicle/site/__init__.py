@@ -23,6 +23,7 @@ from chronicle.config import RunConfig
 from chronicle.site.inputs import load_inputs
 from chronicle.site.pages import site_files
 from chronicle.site.plugin import ChroniclePlugin, load_run_config
+from chronicle.site.statics import with_svgs
 
 _ATTR = "_chronicle_plugin"  # the hooks' plugin instance rides on this build's config
 
@@ -64,7 +65,7 @@ def generate(config: RunConfig) -> None:
     """Write every generated page with mkdocs_gen_files.open() (old scaffolds' gen_pages.py)."""
     import mkdocs_gen_files
 
-    for path, content in site_files(load_inputs(config)).items():
+    for path, content in with_svgs(site_files(load_inputs(config))).items():
         mode = "wb" if isinstance(content, bytes) else "w"
         with mkdocs_gen_files.open(path, mode) as fh:
             fh.write(content)

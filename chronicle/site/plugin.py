@@ -27,6 +27,7 @@ from chronicle.site.citable import alternate_links, day_sections
 from chronicle.site.daily_feed import fill_daily_feeds, item_html
 from chronicle.site.inputs import BuildInputs, load_inputs
 from chronicle.site.pages import SCRIPT, STYLESHEET, THEME_DIR, complete_nav, site_files
+from chronicle.site.statics import Drawing
 
 log = logging.getLogger("mkdocs.plugins.chronicle")
 _OLD_QUOT, _OLD_APOS = "&\\#34;", "&\\#39;"
@@ -48,6 +49,7 @@ class ChroniclePlugin(BasePlugin):
     def __init__(self) -> None:
         self.run: RunConfig | None = None
         self._inputs: BuildInputs | None = None
+        self._drawing: Drawing | None = None
 
     @property
     def inputs(self) -> BuildInputs:
@@ -64,7 +66,7 @@ class ChroniclePlugin(BasePlugin):
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
         """Set site_url, name, author and copyright from chronicle.yml; pin the build date."""
         run = load_run_config(config)
-        self.run, self._inputs = run, None
+        self.run, self._inputs, self._drawing = run, None, None
         config.nav = complete_nav(config.nav)
         use_theme_overrides(config)
         if STYLESHEET not in config.extra_css:
@@ -88,8 +90,11 @@ class ChroniclePlugin(BasePlugin):
         return config
 
     def on_files(self, files: Files, *, config: MkDocsConfig) -> Files:
-        """Add every generated page and file (in memory; nothing is written to docs/)."""
-        for path, content in site_files(self.inputs).items():
+        """Add every generated page and file (in memory; nothing is written to docs/) and
+        start drawing the charts' static SVGs (written by on_post_build)."""
+        generated = site_files(self.inputs)
+        self._drawing = Drawing(generated)
+        for path, content in generated.items():
             old = files.get_file_from_path(path)
             if old is not None:  # e.g. a scaffold's old copy of the site's stylesheet
                 files.remove(old)
@@ -129,6 +134,9 @@ class ChroniclePlugin(BasePlugin):
         """Serve sealed sources byte for byte; fill in the feeds' enclosure lengths and
         each daily item's HTML."""
         serve_sealed_sources(config)
+        if self._drawing is not None:
+            self._drawing.write(Path(config.site_dir))
+            self._drawing = None
         fix_enclosure_lengths(config)
         if config.plugins.get("rss") is not None:
             fill_daily_feeds(Path(config.site_dir), item_html(self.inputs))

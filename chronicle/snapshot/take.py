@@ -19,11 +19,12 @@ from chronicle.analysis.incidents import detect_failures
 from chronicle.analysis.series import build_series
 from chronicle.config import RunConfig
 from chronicle.models import FailureRecord, Fetched, MetricRow, SourceStatus, Thread
+from chronicle.render.svg import warm_up
 from chronicle.snapshot.changes import known_changes, pending_snapshot
 from chronicle.snapshot.corrections import snapshot_corrections
 from chronicle.snapshot.evidence import Evidence, EvidenceAt, merge_failures
 from chronicle.snapshot.fetch import Fetcher, fetch_live, fetch_simulated_source
-from chronicle.snapshot.plan import WaitingDay, plan_seals
+from chronicle.snapshot.plan import WaitingDay, plan_seals, some_day_closed
 from chronicle.snapshot.preflight import check_as_of, check_failure_text, check_scaffold_values
 from chronicle.snapshot.provenance import SealContext
 from chronicle.snapshot.seal import SealInputs, seal_days
@@ -77,6 +78,8 @@ def _take(config: RunConfig, store: Store, as_of: datetime, manual: list[Failure
           fetcher: Fetcher | None, backfilled: bool, now: datetime) -> SnapshotResult:
     # Load inputs.
     check_as_of(config, store, as_of, now)
+    if some_day_closed(config, store, as_of):
+        warm_up()  # the chart renderers start while the sources are fetched
     if fetcher is None:
         fetcher = fetch_simulated_source if config.source == "simulated" else fetch_live
     fetched = fetcher(config, store, as_of)

@@ -29,6 +29,7 @@ from chronicle.models import (
     Thread,
     parse_time,
 )
+from chronicle.store.compact import read_compact, write_compact
 from chronicle.store.files import damaged, parse_records, read_parquet
 from chronicle.store.hashing import sha256_bytes
 from chronicle.store.manifest import manifest_problems
@@ -149,11 +150,21 @@ class Store:
         return out
 
     def load_metrics(self) -> pa.Table:
-        """Return every stored metric row once (first stored wins), sorted by run, step."""
+        """Return every stored metric row once, sorted by run, step.
+
+        The first call in a process starts from the compact copy of earlier snapshots'
+        rows when one is valid (store/compact.py), and leaves an up-to-date one behind;
+        later calls (a demo's nights in one process) extend the table in memory only.
+        """
         snaps = self.snapshots()
         ids = tuple(s.id for s in snaps)
+        from_disk = self._cache.metrics is None
         if self._cache.ids != ids[: len(self._cache.ids)] or self._cache.metrics is None:
+            from_disk = True
             self._cache = _Cache()
+            found = read_compact(self.docs, [s.manifest_sha256 for s in snaps])
+            if found is not None:
+                self._cache.ids, self._cache.metrics = ids[: found[0]], found[1]
         new = [s for s in snaps[len(self._cache.ids) :] if "metrics.parquet" in s.files]
         tables = [self._cache.metrics] if self._cache.metrics is not None else []
         tables += [read_parquet(s.path / "metrics.parquet") for s in new]
@@ -171,6 +182,8 @@ class Store:
             table = pa.concat_tables(tables, promote_options="default")
         if new:
             table = table.sort_by([("run", "ascending"), ("step", "ascending")])
+            if from_disk:
+                write_compact(self.docs, snaps[-1].manifest_sha256, table)
         self._cache.ids, self._cache.metrics = ids, table
         return table
 
@@ -185,11 +198,12 @@ class Store:
 
     def last_steps(self) -> dict[str, int]:
         """Return the last stored step of each W&B run (for incremental fetches)."""
-        out: dict[str, int] = {}
-        for run, step in self.stored_keys():
-            if step > out.get(run, -1):
-                out[run] = step
-        return out
+        table = self.load_metrics()
+        if table.num_rows == 0:
+            return {}
+        last = table.group_by("run").aggregate([("step", "max")])
+        return dict(zip(last.column("run").to_pylist(), last.column("step_max").to_pylist(),
+                        strict=True))
 
     def _latest(self, name: str, what: str, parse: Callable[[Any], T]) -> list[T] | None:
         for snap in reversed(self.snapshots()):

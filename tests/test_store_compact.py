@@ -1,0 +1,81 @@
+"""The compact copy of every stored metric row (store/compact.py): same table as reading
+every snapshot, extended by new snapshots, ignored when stale or damaged."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pyarrow as pa
+
+from chronicle.models import RunRecord, SourceStatus
+from chronicle.store import Store, write_snapshot
+from chronicle.store.compact import cache_dir
+
+T0 = datetime(2026, 8, 21, 3, 17, tzinfo=UTC)
+OK = (SourceStatus("wandb", True), SourceStatus("github", True))
+
+
+def _night(store: Store, n: int, rows: list[dict] | None) -> None:
+    when = T0 + timedelta(days=n)
+    run = RunRecord("r1", "r1", "running", T0, when)
+    write_snapshot(store, when, rows, [run], [], [], OK)
+
+
+def _rows(steps: range, key: str = "train/loss") -> list[dict]:
+    return [{"run": "r1", "step": s, "timestamp": 1787192041.0 + s * 19.0, key: 3.0 - s * 1e-4}
+            for s in steps]
+
+
+def _fresh(docs: Path) -> pa.Table:
+    """The table a process with no compact copy reads (every snapshot's file)."""
+    for old in cache_dir(docs).glob("*"):
+        old.unlink()
+    return Store(docs).load_metrics()
+
+
+def test_the_copy_gives_the_same_table_and_follows_new_snapshots(tmp_path: Path) -> None:
+    docs = tmp_path / "c" / "docs"
+    store = Store(docs)
+    for n in range(3):
+        _night(store, n, _rows(range(n * 10, n * 10 + 10)))
+    full = Store(docs).load_metrics()  # a new process: reads 3 files, leaves the copy
+    [copy] = list(cache_dir(docs).iterdir())
+    assert copy.name.endswith(f"{store.latest().manifest_sha256}.parquet")  # type: ignore
+    assert Store(docs).load_metrics().equals(full)
+    # A new snapshot (here with late rows of an earlier day and a new column, as a
+    # correction brings) invalidates the copy: the next process reads it on top.
+    late = _rows(range(100, 105), key="eval/loss")
+    _night(store, 3, late)
+    extended = Store(docs).load_metrics()
+    assert extended.num_rows == 35 and "eval/loss" in extended.column_names
+    assert extended.equals(_fresh(docs))
+    [copy] = list(cache_dir(docs).iterdir())
+    assert copy.name.endswith(f"{Store(docs).latest().manifest_sha256}.parquet")  # type: ignore
+
+
+def test_a_damaged_or_foreign_copy_is_ignored(tmp_path: Path) -> None:
+    docs = tmp_path / "c" / "docs"
+    store = Store(docs)
+    for n in range(2):
+        _night(store, n, _rows(range(n * 10, n * 10 + 10)))
+    full = Store(docs).load_metrics()
+    [copy] = list(cache_dir(docs).iterdir())
+    copy.write_bytes(b"not parquet")
+    assert Store(docs).load_metrics().equals(full)
+    # A copy keyed by a manifest the store does not hold is never read.
+    (cache_dir(docs) / "v1-0000.parquet").write_bytes(copy.read_bytes())
+    assert Store(docs).load_metrics().equals(full)
+
+
+def test_one_process_many_nights_writes_no_copy_per_night(tmp_path: Path) -> None:
+    docs = tmp_path / "c" / "docs"
+    store = Store(docs)
+    for n in range(4):
+        _night(store, n, _rows(range(n * 10, n * 10 + 10)))
+        store.load_metrics()  # as a demo does, night after night
+    # Only the first load read from disk (and left a copy); later nights extended the
+    # table in memory, so the copy is still the first night's.
+    first = store.snapshots()[0].manifest_sha256
+    assert [p.name for p in cache_dir(docs).iterdir()] == [f"v1-{first}.parquet"]
+    assert store.load_metrics().num_rows == 40
