@@ -32,7 +32,7 @@ def test_every_published_spec_and_only_specs_get_an_svg(tmp_path: Path) -> None:
 def test_a_built_site_has_the_static_svg_of_every_chart(tmp_path: Path) -> None:
     made = make_chronicle(tmp_path / "c", nights=3)
     site = build_site(made.root, tmp_path / "site")
-    specs = [p for p in site.rglob("*.vl.json") if not p.relative_to(site).parts[0] == "days"]
+    specs = [p for p in site.rglob("*.vl.json") if p.relative_to(site).parts[0] != "days"]
     assert len(specs) > 10
     for spec in specs:
         svg = spec.with_name(spec.name.removesuffix(".vl.json") + ".svg")
