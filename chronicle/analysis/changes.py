@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from chronicle.analysis.day_model import ChangeRecord, Evidence
 from chronicle.analysis.mixture import StageRows, mixture_changes
 from chronicle.analysis.recorded import Recorded, evidence_file, slug
+from chronicle.analysis.records import ChangeRecord, Evidence
 from chronicle.analysis.run_config import (
     Segment,
     as_count,

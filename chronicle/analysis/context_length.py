@@ -12,7 +12,8 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from chronicle.analysis.day_model import ChangeRecord, DropStats
+from chronicle.analysis.day_model import DropStats
+from chronicle.analysis.records import ChangeRecord
 from chronicle.analysis.series import Series
 
 UNKNOWN = "unknown"

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from chronicle.analysis.day_model import CheckResult, Health, PredictionRecord
+from chronicle.analysis.records import CheckResult, Health, PredictionRecord
 from chronicle.analysis.series import Series, day_bounds
 from chronicle.config import RunConfig
 from chronicle.config.watchers import Check, Rule

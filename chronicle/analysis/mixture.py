@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from chronicle.analysis.day_model import ChangeRecord
 from chronicle.analysis.recorded import Recorded, evidence_file, slug
+from chronicle.analysis.records import ChangeRecord
 from chronicle.analysis.series import Series
 from chronicle.config import RunConfig
 from chronicle.models import MetricRow, iso

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from chronicle.analysis.day_model import Inference, PredictionRecord
+from chronicle.analysis.records import Inference, PredictionRecord
 from chronicle.analysis.series import Series
 from chronicle.config import RunConfig
 from chronicle.config.watchers import Prediction

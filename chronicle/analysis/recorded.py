@@ -7,7 +7,7 @@ import re
 from datetime import datetime
 from typing import Any, Protocol
 
-from chronicle.analysis.day_model import Evidence
+from chronicle.analysis.records import Evidence
 
 _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
 

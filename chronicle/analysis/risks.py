@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from chronicle.analysis.day_model import ChangeRecord, PredictionRecord, RiskRecord
 from chronicle.analysis.health import canonical_name, read
+from chronicle.analysis.records import ChangeRecord, PredictionRecord, RiskRecord
 from chronicle.analysis.series import Series, day_bounds
 from chronicle.config import RunConfig
 from chronicle.config.default_checks import Rule

@@ -10,9 +10,9 @@ from collections.abc import Mapping, Sequence
 from datetime import date, datetime
 from typing import Any
 
-from chronicle.analysis.day_model import ChangeRecord, Verdicts
 from chronicle.analysis.health import check_all
 from chronicle.analysis.prediction import summarize_prediction
+from chronicle.analysis.records import ChangeRecord, Verdicts
 from chronicle.analysis.risks import risks_day
 from chronicle.analysis.series import Series, day_bounds
 from chronicle.config import RunConfig

@@ -17,10 +17,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, time
 from typing import Any
 
-from chronicle.clean import clean_line, clean_text, safe_url, scrub_urls
+from chronicle.clean import clean_line, clean_text, safe_url
 from chronicle.config import RunConfig, secret
-from chronicle.errors import SourceError
 from chronicle.models import Comment, PullRequest, Thread, parse_time
+from chronicle.sources.github_failures import (
+    bounded_retry,
+    github_message,
+    rate_limit_message,
+    retry_message,
+    source_error,
+)
 from chronicle.sources.pulls import collect_pulls
 
 _REACTIONS = ("+1", "-1", "laugh", "hooray", "confused", "heart", "rocket", "eyes")
@@ -88,8 +94,6 @@ def parse_thread(issue: Mapping[str, Any], comments: Sequence[Mapping[str, Any]]
 
 DEFAULT_API_URL = "https://api.github.com"
 _PER_PAGE = 100  # GitHub's maximum page size
-_RETRIES = 3
-_SECONDARY_WAIT = 60.0  # GitHub asks clients to wait at least a minute after a secondary limit
 _TIMEOUT = 15
 _LINK_NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="next"')
 
@@ -126,7 +130,7 @@ def fetch_github(config: RunConfig, since: datetime | None, as_of: datetime,
         auth=Auth.Token(token) if token else None,
         base_url=api_url,
         per_page=_PER_PAGE,
-        retry=_bounded_retry(wait),
+        retry=bounded_retry(wait),
         seconds_between_requests=None,
         timeout=_TIMEOUT,
     )
@@ -140,19 +144,19 @@ def fetch_github(config: RunConfig, since: datetime | None, as_of: datetime,
             pulls, looked = collect_pulls(client, config.github.repo, wanted.paths,
                                           wanted.labels, pulls_since or start, as_of)
     except RateLimitExceededException as err:
-        raise _source_error(_rate_limit_message(err, client, wait, token), token) from err
+        raise source_error(rate_limit_message(err, client.where, wait, token), token) from err
     except GithubException as err:
-        raise _source_error(_github_message(err, client, shown, token), token) from err
+        raise source_error(github_message(err, client.where, client.what, shown), token) from err
     except requests.exceptions.RetryError as err:
-        raise _source_error(_retry_message(err, client, wait), token) from err
+        raise source_error(retry_message(err, client.where, wait), token) from err
     except requests.exceptions.RequestException as err:
         msg = (f"could not reach {shown} while fetching {client.where} ({type(err).__name__}); "
                "check GITHUB_API_URL and the network, then run the snapshot again")
-        raise _source_error(msg, token) from err
+        raise source_error(msg, token) from err
     except (ValueError, KeyError, TypeError) as err:
         msg = (f"malformed payload for {client.where}: {err}; GITHUB_API_URL ({shown}) must "
                "point at a GitHub REST API; if it does, retry later")
-        raise _source_error(msg, token) from err
+        raise source_error(msg, token) from err
     finally:
         gh.close()
     comments = sum(len(t.comments) for t in threads)
@@ -276,82 +280,3 @@ def _in_window(when: datetime, since: datetime | None, as_of: datetime) -> bool:
 def _stamp(dt: datetime) -> str:
     # GitHub's `since` is inclusive and second-resolution; the window is re-checked locally.
     return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _bounded_retry(max_wait: float) -> Any:
-    """GithubRetry whose every wait (reset, secondary, Retry-After) is at most `max_wait`."""
-    from github import GithubRetry
-    from github.GithubException import RateLimitExceededExceedsMaxWait
-
-    class _BoundedRetry(GithubRetry):
-        def get_retry_after(self, response: Any) -> float | None:
-            # urllib3 sleeps whatever Retry-After says; refuse instead of hanging the job.
-            value = super().get_retry_after(response)
-            if value is not None and value > max_wait:
-                raise RateLimitExceededExceedsMaxWait(
-                    response.status, {"message": "Retry-After exceeds the configured wait"},
-                    dict(response.headers), wait=value,
-                )
-            return value
-
-    return _BoundedRetry(
-        total=_RETRIES,
-        backoff_factor=min(0.5, max_wait / 10),
-        backoff_max=max_wait,
-        secondary_rate_wait=min(_SECONDARY_WAIT, max_wait / _RETRIES),
-        max_rate_limit_wait=max_wait,
-    )
-
-
-def _source_error(message: str, token: str | None) -> SourceError:
-    if token:
-        message = message.replace(token, "***")
-    return SourceError("github", scrub_urls(message))
-
-
-def _rate_limit_message(err: Any, client: _Client, wait: float, token: str | None) -> str:
-    asked = getattr(err, "wait", None)
-    asked_text = f"GitHub asks to wait {asked:.0f} s, " if asked else ""
-    hint = ("set GITHUB_TOKEN (5,000 requests an hour instead of 60)" if not token
-            else "wait for the limit to reset")
-    return (f"rate limit reached while fetching {client.where}: {asked_text}"
-            f"more than github.max_rate_limit_wait_seconds ({wait:.0f} s); {hint}, "
-            "or raise that setting in chronicle.yml, then run the snapshot again")
-
-
-def _github_message(err: Any, client: _Client, api_url: str, token: str | None) -> str:
-    status = getattr(err, "status", None)
-    data = getattr(err, "data", None)
-    said = data.get("message") if isinstance(data, Mapping) else None
-    answer = f"{status} {said}" if said else str(status)
-    where = client.where
-    if status == 401:
-        fix = ("GITHUB_TOKEN was rejected: replace it with a valid token, or unset it "
-               "(public repositories can be read without one)")
-    elif status == 404 and client.what.startswith("repository"):
-        fix = (f"check github.repo in chronicle.yml (owner/name) and GITHUB_API_URL ({api_url}); "
-               "for a private repository GITHUB_TOKEN must be able to read it")
-    elif status == 404 and "pull request" in client.what:
-        fix = ("GITHUB_API_URL does not list pull requests for this repository: check it, "
-               "or remove github.pulls from chronicle.yml")
-    elif status == 404:
-        fix = "remove it from github.issues in chronicle.yml, or check that it was not moved"
-    elif status == 403:
-        fix = "GITHUB_TOKEN lacks access to this repository: grant read access or unset it"
-    elif isinstance(status, int) and status >= 500:
-        fix = ("GitHub is failing (see https://www.githubstatus.com); the next snapshot "
-               "will catch up on everything updated since the last good one")
-    else:
-        fix = "check github.* in chronicle.yml and GITHUB_API_URL, then run the snapshot again"
-    return f"GitHub answered {answer} while fetching {where}; {fix}"
-
-
-def _retry_message(err: Any, client: _Client, wait: float) -> str:
-    where = client.where
-    if "403" in str(err):
-        return (f"secondary rate limit persisted after {_RETRIES} retries while fetching {where}; "
-                "GitHub throttles bursts of requests: wait an hour and run the snapshot again, "
-                f"or raise github.max_rate_limit_wait_seconds (now {wait:.0f} s)")
-    return (f"GitHub kept failing after {_RETRIES} retries while fetching {where}; "
-            "see https://www.githubstatus.com; the next snapshot will catch up on everything "
-            "updated since the last good one")
