@@ -1,0 +1,165 @@
+"""Plain frozen data passed between stages (kernel: sources -> store -> analysis -> render).
+
+Every record round-trips through JSON with `to_json()` / `from_json()`; times are aware
+UTC datetimes in memory and ISO 8601 strings ending in "Z" on disk (models/times.py).
+GitHub's records are in models/github.py; W&B runs, failures and source status here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from chronicle.models.github import Comment, PullRequest, Thread
+from chronicle.models.times import Archived, iso, parse_time, required_time
+
+# Metric rows are plain dicts: "run" (W&B run id), "step" (int), "timestamp" (epoch
+# seconds, float) and then the raw W&B keys ("train/loss", ...) with float values
+# (NaN allowed: it is data). The store keeps them in Parquet, one column per key.
+MetricRow = dict[str, Any]
+ROW_KEYS = ("run", "step", "timestamp")
+
+__all__ = ["CHANGE_KINDS", "FAILURE_KINDS", "RESTART_KINDS", "ROW_KEYS", "Archived", "Comment",
+           "FailureRecord", "Fetched", "MetricRow", "PullRequest", "RunRecord", "SourceStatus",
+           "Thread", "iso", "parse_time", "required_time"]
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One W&B run of the lineage: state, config, summary, and where it forked."""
+
+    id: str
+    name: str
+    state: str
+    created_at: datetime
+    heartbeat_at: datetime | None
+    config: dict[str, Any] = field(default_factory=dict)
+    summary: dict[str, Any] = field(default_factory=dict)
+    parent: str | None = None
+    fork_step: int | None = None
+    url: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "state": self.state,
+            "created_at": iso(self.created_at),
+            "heartbeat_at": iso(self.heartbeat_at),
+            "parent": self.parent,
+            "fork_step": self.fork_step,
+            "url": self.url,
+            "config": self.config,
+            "summary": self.summary,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> RunRecord:
+        return cls(
+            id=d["id"],
+            name=d.get("name", d["id"]),
+            state=d.get("state", "unknown"),
+            created_at=required_time(d["created_at"]),
+            heartbeat_at=parse_time(d.get("heartbeat_at")),
+            config=d.get("config") or {},
+            summary=d.get("summary") or {},
+            parent=d.get("parent"),
+            fork_step=d.get("fork_step"),
+            url=d.get("url", ""),
+        )
+
+
+# What a change of the run can be (analysis/changes.py detects them from the store).
+CHANGE_KINDS = ("config", "sequence_length", "budget", "mixture", "pull_request")
+
+# Failure kinds. Records from issues are "issue", from failures.yml "manual"; the rest
+# are detected from metrics.
+FAILURE_KINDS = ("issue", "manual", "restart", "fork", "gap", "loss_spike", "nan_loss")
+# Failure kinds that mean the job stopped and came back: they count as restarts.
+RESTART_KINDS = ("gap", "fork", "restart")
+
+
+@dataclass(frozen=True)
+class FailureRecord:
+    """One failure or incident: what broke, when, for how long, what it cost."""
+
+    id: str  # stable across snapshots: the same failure seen again keeps its id
+    kind: str
+    start: datetime
+    end: datetime | None  # None while still open
+    what: str
+    accelerator_hours_lost: float | None = None
+    evidence: tuple[str, ...] = ()
+    source: str = ""  # "github", "manual", "metrics"
+
+    @property
+    def duration_seconds(self) -> float | None:
+        if self.end is None:
+            return None
+        return max(0.0, (self.end - self.start).total_seconds())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "source": self.source,
+            "start": iso(self.start),
+            "end": iso(self.end),
+            "duration_seconds": self.duration_seconds,
+            "what": self.what,
+            "accelerator_hours_lost": self.accelerator_hours_lost,
+            "evidence": list(self.evidence),
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> FailureRecord:
+        return cls(
+            id=str(d["id"]),
+            kind=d.get("kind", "manual"),
+            source=d.get("source", ""),
+            start=required_time(d["start"]),
+            end=parse_time(d.get("end")),
+            what=d.get("what", ""),
+            accelerator_hours_lost=d.get("accelerator_hours_lost"),
+            evidence=tuple(d.get("evidence") or ()),
+        )
+
+
+@dataclass(frozen=True)
+class SourceStatus:
+    """How one source fared in one snapshot."""
+
+    name: str
+    ok: bool
+    error: str | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"status": "ok" if self.ok else "failed", "error": self.error, **self.detail}
+
+    @classmethod
+    def from_json(cls, name: str, d: dict[str, Any]) -> SourceStatus:
+        detail = {k: v for k, v in d.items() if k not in ("status", "error")}
+        return cls(name=name, ok=d.get("status") == "ok", error=d.get("error"), detail=detail)
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """What the sources returned for one snapshot, before it is stored.
+
+    `runs`/`metrics` are None when W&B failed, `threads` None when GitHub failed: the
+    store then keeps what it had (nothing is dropped) and the manifest records why.
+    `pulls` is None when GitHub failed or `github.pulls` is not configured.
+    """
+
+    metrics: list[MetricRow] | None
+    runs: list[RunRecord] | None
+    threads: list[Thread] | None
+    failures: list[FailureRecord]
+    statuses: tuple[SourceStatus, ...]
+    pulls: list[PullRequest] | None = None
+
+    @property
+    def degraded(self) -> bool:
+        return any(not s.ok for s in self.statuses)
