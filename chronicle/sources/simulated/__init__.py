@@ -12,11 +12,13 @@ from __future__ import annotations
 from datetime import UTC, datetime, time
 from typing import Any
 
+import numpy as np
+
 from chronicle.config import RunConfig
 from chronicle.models import Fetched, SourceStatus
 from chronicle.sources.github import parse_thread
 from chronicle.sources.pulls import collect_pulls
-from chronicle.sources.simulated.metrics import EVAL_KEYS, TRAIN_KEYS
+from chronicle.sources.simulated.metrics import EVAL_KEYS, TRAIN_KEYS, utc
 from chronicle.sources.simulated.plan import MIXTURE_KEYS
 from chronicle.sources.simulated.pulls import PullPages, build_pulls
 from chronicle.sources.simulated.threads import build_issues, issue_payloads
@@ -34,8 +36,20 @@ class SimulatedRun(SimulatedWandb):
 
     def truth(self) -> dict[str, Any]:
         """Injected facts for tests: outages, spikes, NaNs, forks, run ids, incident issues."""
-        return {**super().truth(),
-                "incidents": [i.number for i in self._issues if self.failure_label in i.labels]}
+        outages = [{"start": utc(self.ts[r]), "end": utc(self.ts[r + 1]),
+                    "minutes": float(self.ts[r + 1] - self.ts[r]) / 60,
+                    "major": int(r) in self.major, "fork": bool(np.isin(r, self.fork_rows))}
+                   for r in self.gap_rows]
+        return {
+            "runs": list(self.run_ids), "fork_steps": list(self.fork_steps),
+            "planned_forks": [s for s, f in zip(self.fork_steps, self.forks, strict=True)
+                              if f.planned],
+            "rewinds": [int(r) for r in self.rewinds], "outages": outages,
+            "spike_steps": list(self.spike_steps),
+            "nan_steps": [int(self.step[r]) for r in self.nan_rows],
+            "rows": int(self.step.size), "evals": int(self.ev_step.size),
+            "incidents": [i.number for i in self._issues if self.failure_label in i.labels],
+        }
 
     # -- GitHub ------------------------------------------------------------------------
 

@@ -55,8 +55,6 @@ TRAIN_KEYS = (
     "train/router/routing_entropy_mean", "train/router/bias_max", "memory/peak_gib",
 )
 EVAL_KEYS = ("eval_dropless/paloma/macro_loss", "eval/paloma/macro_loss")
-INT_KEYS = ("throughput/total_tokens", "optim/learning_rate", "run_progress")  # Go: 0.0 -> 0
-NAN_KEYS = ("train/loss", "train/cross_entropy_loss", "grad/norm/total")
 
 
 @dataclass(frozen=True)
@@ -232,7 +230,6 @@ class SimulatedMetrics:
             "memory/peak_gib": memory,
         }
         self.mixture_rows = self._mixture_rows()
-        self._cols = {k: self._payload_column(k, v) for k, v in self.values.items()}
         self._evals(ctx, spike)
 
     def _spikes(self, s: Arr) -> tuple[Arr, Arr]:
@@ -291,16 +288,6 @@ class SimulatedMetrics:
         switch = np.concatenate([[False], stage[1:] != stage[:-1]]) & ~first
         return {int(i): int(stage[i]) for i in np.flatnonzero(first | switch)}
 
-    @staticmethod
-    def _payload_column(key: str, arr: Arr) -> list[Any]:
-        """JSON values as W&B sends them: "NaN" strings, integral floats as Go ints."""
-        out: list[Any] = arr.tolist()
-        if key in NAN_KEYS:
-            out = ["NaN" if v != v else v for v in out]
-        if key in INT_KEYS:
-            out = [int(v) if float(v).is_integer() else v for v in out]
-        return out
-
     def _config(self, k: int) -> dict[str, Any]:
         """The (unwrapped) training config of lineage run `k`: the base plus k forks' changes."""
         return self._config_of(self.forks, k)
@@ -325,38 +312,6 @@ class SimulatedMetrics:
     def end(self) -> datetime:
         """When the last simulated run stops logging."""
         return datetime.fromtimestamp(float(self.ts[-1]), tz=UTC)
-
-    def truth(self) -> dict[str, Any]:
-        """Injected facts for tests: outages, spike steps, NaN steps, forks, run ids."""
-        outages = [{"start": utc(self.ts[r]), "end": utc(self.ts[r + 1]),
-                    "minutes": float(self.ts[r + 1] - self.ts[r]) / 60,
-                    "major": int(r) in self.major, "fork": bool(np.isin(r, self.fork_rows))}
-                   for r in self.gap_rows]
-        return {
-            "runs": list(self.run_ids), "fork_steps": list(self.fork_steps),
-            "planned_forks": [s for s, f in zip(self.fork_steps, self.forks, strict=True)
-                              if f.planned],
-            "rewinds": [int(r) for r in self.rewinds], "outages": outages,
-            "spike_steps": list(self.spike_steps),
-            "nan_steps": [int(self.step[r]) for r in self.nan_rows],
-            "rows": int(self.step.size), "evals": int(self.ev_step.size),
-        }
-
-    def state_at(self, when: float) -> dict[str, Any]:
-        """The stitched run's latest figures at epoch `when` (for thread text)."""
-        i = max(0, int(np.searchsorted(self.ts, when, side="right")) - 1)
-        lo = max(0, i - 5)
-        window = self.values["train/loss"][lo : i + 1]
-        down = sum(min(float(self.ts[r + 1]), when) - max(float(self.ts[r]), when - 86400)
-                   for r in self.gap_rows if self.ts[r] < when and self.ts[r + 1] > when - 86400)
-        return {"step": int(self.step[i]), "time": utc(self.ts[i]),
-                "loss": float(np.nanmean(window)) if np.isfinite(window).any() else math.nan,
-                "run": self.run_ids[int(self.run[i])],
-                "tokens": float(self.values["throughput/total_tokens"][i]),
-                "mfu": float(self.values["throughput/mfu"][i]),
-                "drop": float(self.values["moe/drop_fraction"][i]),
-                "grad": float(np.nanmedian(self.values["grad/norm/total"][lo : i + 1])),
-                "progress": float(self.step[i]) / self.planned, "down_hours": down / 3600}
 
 
 def utc(epoch: float) -> datetime:

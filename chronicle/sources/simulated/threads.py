@@ -6,9 +6,12 @@ issue and comment payloads as of any time.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, time, timedelta
 from typing import Any
+
+import numpy as np
 
 from chronicle.models import iso
 from chronicle.sources.simulated.metrics import SimulatedMetrics, utc
@@ -172,13 +175,13 @@ def build_issues(sim: SimulatedMetrics, numbers: tuple[int, ...], tracked: str,
     for d in range(cfg.simulated.days + 1):
         when = day0 + timedelta(days=d) + timedelta(seconds=float(rng.uniform(0, 900)))
         if t0 + timedelta(hours=3) < when <= end + timedelta(days=1):
-            edits.append((when, _bot_text(sim.state_at(when.timestamp()))))
+            edits.append((when, _bot_text(state_at(sim, when.timestamp()))))
         post = day0 + timedelta(days=d) + hours(8, 16)
         if rng.random() < 0.88 and t0 < post <= end:
             status.comments.append(SimComment(0, str(rng.choice(PEOPLE)), [(post, _status_text(
-                sim.state_at(post.timestamp()), d + 1))]))
+                state_at(sim, post.timestamp()), d + 1))]))
     first = t0 + timedelta(hours=3)
-    bot_first = (first, _bot_text(sim.state_at(first.timestamp())))
+    bot_first = (first, _bot_text(state_at(sim, first.timestamp())))
     status.comments.append(SimComment(0, BOT, [bot_first, *edits]))
     issues = [run_issue, status]
     number = max([*numbers, run_no, status_no, 9000]) + int(rng.integers(20, 200))
@@ -204,3 +207,20 @@ def build_issues(sim: SimulatedMetrics, numbers: tuple[int, ...], tracked: str,
         c.id = next_id
         next_id += int(rng.integers(1, 5000))
     return issues
+
+
+def state_at(sim: SimulatedMetrics, when: float) -> dict[str, Any]:
+    """The stitched run's latest figures at epoch `when` (for thread text)."""
+    i = max(0, int(np.searchsorted(sim.ts, when, side="right")) - 1)
+    lo = max(0, i - 5)
+    window = sim.values["train/loss"][lo : i + 1]
+    down = sum(min(float(sim.ts[r + 1]), when) - max(float(sim.ts[r]), when - 86400)
+               for r in sim.gap_rows if sim.ts[r] < when and sim.ts[r + 1] > when - 86400)
+    return {"step": int(sim.step[i]), "time": utc(sim.ts[i]),
+            "loss": float(np.nanmean(window)) if np.isfinite(window).any() else math.nan,
+            "run": sim.run_ids[int(sim.run[i])],
+            "tokens": float(sim.values["throughput/total_tokens"][i]),
+            "mfu": float(sim.values["throughput/mfu"][i]),
+            "drop": float(sim.values["moe/drop_fraction"][i]),
+            "grad": float(np.nanmedian(sim.values["grad/norm/total"][lo : i + 1])),
+            "progress": float(sim.step[i]) / sim.planned, "down_hours": down / 3600}

@@ -8,6 +8,7 @@ data-mixture stage and weights on the rows that log them.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator
 from datetime import datetime
@@ -17,12 +18,30 @@ import numpy as np
 
 from chronicle.errors import SourceError
 from chronicle.models import iso
-from chronicle.sources.simulated.metrics import TRAIN_KEYS, SimulatedMetrics, utc
+from chronicle.sources.simulated.metrics import TRAIN_KEYS, Arr, SimulatedMetrics, utc
 from chronicle.sources.simulated.plan import STAGE_KEY, stage_weights
+
+INT_KEYS = ("throughput/total_tokens", "optim/learning_rate", "run_progress")  # Go: 0.0 -> 0
+NAN_KEYS = ("train/loss", "train/cross_entropy_loss", "grad/norm/total")
+
+
+def payload_column(key: str, arr: Arr) -> list[Any]:
+    """JSON values as W&B sends them: "NaN" strings, integral floats as Go ints."""
+    out: list[Any] = arr.tolist()
+    if key in NAN_KEYS:
+        out = ["NaN" if v != v else v for v in out]
+    if key in INT_KEYS:
+        out = [int(v) if float(v).is_integer() else v for v in out]
+    return out
 
 
 class SimulatedWandb(SimulatedMetrics):
     """The simulated run as W&B serves it."""
+
+    @functools.cached_property
+    def _cols(self) -> dict[str, list[Any]]:
+        """Every logged value as W&B's JSON would carry it, computed once."""
+        return {k: payload_column(k, v) for k, v in self.values.items()}
 
     def run_nodes(self, as_of: datetime) -> list[dict[str, Any]]:
         """GraphQL run nodes created by `as_of`, in lineage order."""
