@@ -93,6 +93,29 @@ class DemoReport:
     seconds: dict[str, float]
 
 
+def demo_options(days: int) -> InitOptions:
+    """Return the scaffold of the demo chronicle: a simulated run of `days` days."""
+    return InitOptions(
+        source="simulated",
+        name="Simulated 535B-A23B MoE (demo)",
+        start=DEMO_START,
+        planned_days=days,
+        entity="demo",
+        project="simulated_moe",
+        runs=("sim-hero",),
+        repo="demo-org/simulated-run",
+        issues=(1, 2),
+        labels=("hero-run",),
+        url="https://example.org/chronicle-demo/",
+        author="chronicle demo",
+        watch=DEMO_WATCH,
+        # The simulated run's config keeps the schedule in `trainer` directly.
+        config_keys=("config_keys: {train_steps: trainer.num_train_steps, "
+                     "batch_size: trainer.train_batch_size}"),
+        pulls="pulls: {paths: ['experiments/grug/moe_hero_ep/*'], labels: [hero-run]}",
+    )
+
+
 def run_demo(
     out: Path, days: int, echo: Callable[[str], None] = print, build: bool = True,
     nights: int | None = None,
@@ -109,28 +132,7 @@ def run_demo(
 
     seconds: dict[str, float] = {}
     if not (out / "chronicle.yml").exists():
-        init_chronicle(
-            out,
-            InitOptions(
-                source="simulated",
-                name="Simulated 535B-A23B MoE (demo)",
-                start=DEMO_START,
-                planned_days=days,
-                entity="demo",
-                project="simulated_moe",
-                runs=("sim-hero",),
-                repo="demo-org/simulated-run",
-                issues=(1, 2),
-                labels=("hero-run",),
-                url="https://example.org/chronicle-demo/",
-                author="chronicle demo",
-                watch=DEMO_WATCH,
-                # The simulated run's config keeps the schedule in `trainer` directly.
-                config_keys=("config_keys: {train_steps: trainer.num_train_steps, "
-                             "batch_size: trainer.train_batch_size}"),
-                pulls="pulls: {paths: ['experiments/grug/moe_hero_ep/*'], labels: [hero-run]}",
-            ),
-        )
+        init_chronicle(out, demo_options(days))
     config = load_config(out)
     if config.source != "simulated":
         raise ChronicleError(
@@ -144,7 +146,6 @@ def run_demo(
     store = Store(config.docs_dir)
     latest = store.latest()
     started = time.perf_counter()
-    taken = 0
     last = min(config.simulated.days, nights or config.simulated.days)
     for night in range(1, last + 1):
         as_of = datetime.combine(config.run.start + timedelta(days=night), NIGHTLY)
@@ -156,7 +157,6 @@ def run_demo(
             store=store,
             fetcher=lambda c, s, t: fetch_simulated_source(c, s, t, sim=sim),
         )
-        taken += 1
         if night % 10 == 0 or night == config.simulated.days:
             echo(f"night {night:3d}: snapshot {result.snapshot}, sealed {', '.join(result.sealed)}")
     seconds["snapshots"] = time.perf_counter() - started

@@ -121,18 +121,32 @@ def build_series(table: pa.Table, runs: Sequence[RunRecord], config: RunConfig) 
     run_col = np.asarray(table.column("run").to_numpy(zero_copy_only=False), dtype=object)
     steps = table.column("step").to_numpy().astype(np.int64, copy=False)
     stamps = table.column("timestamp").to_numpy().astype(np.float64, copy=False)
-    stored_runs = list(dict.fromkeys(run_col.tolist()))
-    order = lineage_order(runs, config, stored_runs)
+    order = lineage_order(runs, config, list(dict.fromkeys(run_col.tolist())))
 
-    # Process: each run keeps its rows below the next run's first step.
-    keep = np.zeros(len(steps), dtype=bool)
-    forks: list[Fork] = []
+    # Process.
+    idx, forks, present = _stitch(run_col, steps, stamps, order)
+    values, bad, raw_keys = _canonical(table, idx, config)
+
+    # Save outputs.
+    return Series(step=steps[idx], timestamp=stamps[idx], run=run_col[idx], values=values,
+                  bad=bad, forks=tuple(forks), lineage=tuple(present), raw_keys=raw_keys)
+
+
+def _stitch(run_col: np.ndarray, steps: np.ndarray, stamps: np.ndarray, order: Sequence[str],
+            ) -> tuple[np.ndarray, list[Fork], list[str]]:
+    """Return the kept rows in step order, the forks and the runs present.
+
+    Each run keeps its rows below the next run's first step; a step re-logged within a
+    run keeps its first row only.
+    """
     firsts: dict[str, int] = {}
     for run_id in order:
         mask = run_col == run_id
         if mask.any():
             firsts[run_id] = int(steps[mask].min())
     present = [r for r in order if r in firsts]
+    keep = np.zeros(len(steps), dtype=bool)
+    forks: list[Fork] = []
     for i, run_id in enumerate(present):
         mask = run_col == run_id
         if i + 1 < len(present):
@@ -142,22 +156,20 @@ def build_series(table: pa.Table, runs: Sequence[RunRecord], config: RunConfig) 
             first = firsts[run_id]
             at = np.flatnonzero((run_col == run_id) & (steps == first))
             parent_steps = steps[run_col == present[i - 1]]
-            forks.append(
-                Fork(
-                    run_id,
-                    present[i - 1],
-                    first,
-                    float(stamps[at[0]]),
-                    int(parent_steps.max()) if parent_steps.size else None,
-                )
-            )
+            forks.append(Fork(run_id, present[i - 1], first, float(stamps[at[0]]),
+                              int(parent_steps.max()) if parent_steps.size else None))
     idx = np.flatnonzero(keep)
     idx = idx[np.lexsort((stamps[idx], steps[idx]))]
-    # A re-logged step within one run: keep its first row only.
     if idx.size:
         dup = np.concatenate(([False], steps[idx][1:] == steps[idx][:-1]))
         idx = idx[~dup]
+    return idx, forks, present
 
+
+def _canonical(table: pa.Table, idx: np.ndarray, config: RunConfig,
+               ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, str]]:
+    """Return each canonical metric's values on the kept rows (NaN where missing), the
+    rows where it was logged but not finite, and the W&B key it was read from."""
     values: dict[str, np.ndarray] = {}
     bad: dict[str, np.ndarray] = {}
     raw_keys: dict[str, str] = {}
@@ -173,18 +185,7 @@ def build_series(table: pa.Table, runs: Sequence[RunRecord], config: RunConfig) 
             raw_keys[canonical] = key
     if "mfu" in values and config.wandb.mfu_unit == "fraction":
         values["mfu"] = values["mfu"] * 100.0  # analysis speaks percent; the unit is config
-
-    # Save outputs.
-    return Series(
-        step=steps[idx],
-        timestamp=stamps[idx],
-        run=run_col[idx],
-        values=values,
-        bad=bad,
-        forks=tuple(forks),
-        lineage=tuple(present),
-        raw_keys=raw_keys,
-    )
+    return values, bad, raw_keys
 
 
 def day_of_run(config: RunConfig, day: date) -> int:

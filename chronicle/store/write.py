@@ -67,24 +67,8 @@ def write_snapshot(
     sid = snapshot_id(taken_at)
     final = store.data / sid
     latest = store.latest()
-    if final.exists():
-        raise StoreError(
-            f"{final}: snapshot {sid} already exists and snapshots are never rewritten; "
-            "pass a later --as-of"
-        )
-    if latest is not None and latest.taken_at >= taken_at:
-        raise StoreError(
-            f"--as-of {iso(taken_at)} is not after the newest snapshot {latest.id}; "
-            "snapshots are append-only: pass a later time"
-        )
     sealed = sealed or {}
-    already = store.sealed_days()
-    for day in sealed:
-        if date.fromisoformat(day) in already:
-            raise StoreError(
-                f"{store.days / (day + '.md')}: day {day} was sealed by snapshot "
-                f"{already[date.fromisoformat(day)].id}; sealed pages never change"
-            )
+    _refuse_rewrites(store, taken_at, sealed)
     finish_interrupted(store)
     tmp = store.data / f"{TMP_PREFIX}{sid}"
     tmp.mkdir(parents=True)
@@ -112,6 +96,29 @@ def write_snapshot(
     info = read_snapshot_info(final)
     _publish(store, info)
     return info
+
+
+def _refuse_rewrites(store: Store, taken_at: datetime, sealed: Mapping[str, Any]) -> None:
+    """Refuse a snapshot that exists, is not after the newest one, or reseals a day."""
+    sid = snapshot_id(taken_at)
+    latest = store.latest()
+    if (store.data / sid).exists():
+        raise StoreError(
+            f"{store.data / sid}: snapshot {sid} already exists and snapshots are never "
+            "rewritten; pass a later --as-of"
+        )
+    if latest is not None and latest.taken_at >= taken_at:
+        raise StoreError(
+            f"--as-of {iso(taken_at)} is not after the newest snapshot {latest.id}; "
+            "snapshots are append-only: pass a later time"
+        )
+    already = store.sealed_days()
+    for day in sealed:
+        if date.fromisoformat(day) in already:
+            raise StoreError(
+                f"{store.days / (day + '.md')}: day {day} was sealed by snapshot "
+                f"{already[date.fromisoformat(day)].id}; sealed pages never change"
+            )
 
 
 def _manifest(sid: str, taken_at: datetime, latest: SnapshotInfo | None,

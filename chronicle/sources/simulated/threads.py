@@ -137,15 +137,34 @@ def _bot_text(st: dict[str, Any]) -> str:
     )
 
 
+def _hours(sim: SimulatedMetrics, lo: float, hi: float) -> timedelta:
+    return timedelta(hours=float(sim.rng.uniform(lo, hi)))
+
+
 def build_issues(sim: SimulatedMetrics, numbers: tuple[int, ...], tracked: str,
-                  failure_label: str) -> list[SimIssue]:
+                 failure_label: str) -> list[SimIssue]:
     """The run issue, the status thread and one incident issue per major outage."""
-    rng, cfg = sim.rng, sim.config
-    t0, end = utc(sim.t0), sim.end
-    hours = lambda lo, hi: timedelta(hours=float(rng.uniform(lo, hi)))  # noqa: E731
+    # The order of the calls is the order of the random draws: keep it.
     run_no = numbers[0] if numbers else 8435
     status_no = numbers[1] if len(numbers) > 1 else 8506
-    run_issue = SimIssue(
+    issues = [_run_issue(sim, run_no, status_no, tracked),
+              _status_issue(sim, status_no, tracked)]
+    number = max([*numbers, run_no, status_no, 9000]) + int(sim.rng.integers(20, 200))
+    for r in sorted(sim.major):
+        issues.append(_incident(sim, r, number, failure_label, tracked))
+        number += int(sim.rng.integers(20, 200))
+    everything = sorted((c for i in issues for c in i.comments), key=lambda c: c.versions[0][0])
+    next_id = 4_200_000_000 + int(sim.rng.integers(0, 10**6))
+    for c in everything:
+        c.id = next_id
+        next_id += int(sim.rng.integers(1, 5000))
+    return issues
+
+
+def _run_issue(sim: SimulatedMetrics, run_no: int, status_no: int, tracked: str) -> SimIssue:
+    """The run's tracking issue: its plan, the launch, a hostile visitor, every fork."""
+    cfg, t0 = sim.config, utc(sim.t0)
+    issue = SimIssue(
         run_no, f"[Hero Run] {cfg.run.name} on {cfg.run.token_budget / 1e12:.0f}T tokens",
         f"Tracking issue for the {cfg.run.name} pretraining run.\n\n"
         f"- plan: {sim.planned:,} steps x {BATCH_SEQUENCES:,} sequences x "
@@ -156,57 +175,62 @@ def build_issues(sim: SimulatedMetrics, numbers: tuple[int, ...], tracked: str,
         f"status thread #{status_no}.",
         (tracked, "pre-training"), PEOPLE[0], t0 - timedelta(days=2), None,
         reactions={"+1": 41, "rocket": 17, "heart": 6, "eyes": 3})
-    run_issue.comments.append(SimComment(0, PEOPLE[0], [(t0 + hours(0.5, 0.8),
+    issue.comments.append(SimComment(0, PEOPLE[0], [(t0 + _hours(sim, 0.5, 0.8),
         f"Launched: step 0 logged at {iso(t0)} in `{sim.run_ids[0]}`.")], {"hooray": 12}))
-    run_issue.comments.append(SimComment(0, "curious-visitor-42", [(t0 + hours(60, 80), HOSTILE)]))
+    issue.comments.append(SimComment(0, "curious-visitor-42",
+                                     [(t0 + _hours(sim, 60, 80), HOSTILE)]))
     for k, fstep in enumerate(sim.fork_steps):
-        when = utc(sim.created[k + 1]) + hours(0.2, 0.5)
+        when = utc(sim.created[k + 1]) + _hours(sim, 0.2, 0.5)
         fork = sim.forks[k]
         rewound = (f"{fork.rewind} steps rewound to the last checkpoint" if fork.rewind
                    else "a planned restart from a checkpoint at that step")
-        run_issue.comments.append(SimComment(0, PEOPLE[1], [(when,
+        issue.comments.append(SimComment(0, PEOPLE[1], [(when,
             f"Forked `{sim.run_ids[k]}` at step {fstep:,} into `{sim.run_ids[k + 1]}` "
             f"({rewound}). Config change: {fork.why}.")]))
+    return issue
+
+
+def _status_issue(sim: SimulatedMetrics, status_no: int, tracked: str) -> SimIssue:
+    """The daily status thread: people's comments and a bot comment edited in place."""
+    cfg, t0, end, rng = sim.config, utc(sim.t0), sim.end, sim.rng
     status = SimIssue(status_no, f"{cfg.run.name}: daily status", "One comment a day with the "
-                    "run's numbers; the bot keeps a live table in its comment.",
-                    (tracked,), PEOPLE[0], t0 - timedelta(days=1), None)
+                      "run's numbers; the bot keeps a live table in its comment.",
+                      (tracked,), PEOPLE[0], t0 - timedelta(days=1), None)
     edits = []
     day0 = datetime.combine(t0.date(), time(6, 0), tzinfo=UTC)
     for d in range(cfg.simulated.days + 1):
         when = day0 + timedelta(days=d) + timedelta(seconds=float(rng.uniform(0, 900)))
         if t0 + timedelta(hours=3) < when <= end + timedelta(days=1):
             edits.append((when, _bot_text(state_at(sim, when.timestamp()))))
-        post = day0 + timedelta(days=d) + hours(8, 16)
+        post = day0 + timedelta(days=d) + _hours(sim, 8, 16)
         if rng.random() < 0.88 and t0 < post <= end:
             status.comments.append(SimComment(0, str(rng.choice(PEOPLE)), [(post, _status_text(
                 state_at(sim, post.timestamp()), d + 1))]))
     first = t0 + timedelta(hours=3)
     bot_first = (first, _bot_text(state_at(sim, first.timestamp())))
     status.comments.append(SimComment(0, BOT, [bot_first, *edits]))
-    issues = [run_issue, status]
-    number = max([*numbers, run_no, status_no, 9000]) + int(rng.integers(20, 200))
-    for r in sorted(sim.major):
-        start, back = utc(sim.ts[r]), utc(sim.ts[r + 1])
-        opened, closed = start + hours(0.15, 0.6), back + hours(1, 6)
-        title = str(rng.choice(CAUSES)).format(rack=int(rng.integers(1, 12)))
-        inc = SimIssue(number, title,
-                     f"Training stopped after step {int(sim.step[r]):,} ({iso(start)}). "
-                     "Investigating.", (failure_label, tracked), PEOPLE[1], opened, closed)
-        inc.comments.append(SimComment(0, PEOPLE[2], [(opened + hours(0.1, 0.4),
-            "Confirmed from the logs; replicas are being drained and restarted.")]))
-        resumed = f"Training resumed at {iso(back)} at step {int(sim.step[r + 1]):,}"
-        if r in sim.fork_rows:
-            resumed += f" in the new W&B run `{sim.run_ids[int(sim.run[r + 1])]}` (rewound)"
-        inc.comments.append(SimComment(0, PEOPLE[1], [(back + hours(0.05, 0.3), resumed + ".")]))
-        inc.comments.append(SimComment(0, PEOPLE[0], [(closed, "Stable since; closing.")]))
-        issues.append(inc)
-        number += int(rng.integers(20, 200))
-    everything = sorted((c for i in issues for c in i.comments), key=lambda c: c.versions[0][0])
-    next_id = 4_200_000_000 + int(rng.integers(0, 10**6))
-    for c in everything:
-        c.id = next_id
-        next_id += int(rng.integers(1, 5000))
-    return issues
+    return status
+
+
+def _incident(sim: SimulatedMetrics, r: int, number: int, failure_label: str,
+              tracked: str) -> SimIssue:
+    """The incident issue of the major outage starting at row `r`."""
+    rng = sim.rng
+    start, back = utc(sim.ts[r]), utc(sim.ts[r + 1])
+    opened, closed = start + _hours(sim, 0.15, 0.6), back + _hours(sim, 1, 6)
+    title = str(rng.choice(CAUSES)).format(rack=int(rng.integers(1, 12)))
+    inc = SimIssue(number, title,
+                   f"Training stopped after step {int(sim.step[r]):,} ({iso(start)}). "
+                   "Investigating.", (failure_label, tracked), PEOPLE[1], opened, closed)
+    inc.comments.append(SimComment(0, PEOPLE[2], [(opened + _hours(sim, 0.1, 0.4),
+        "Confirmed from the logs; replicas are being drained and restarted.")]))
+    resumed = f"Training resumed at {iso(back)} at step {int(sim.step[r + 1]):,}"
+    if r in sim.fork_rows:
+        resumed += f" in the new W&B run `{sim.run_ids[int(sim.run[r + 1])]}` (rewound)"
+    inc.comments.append(SimComment(0, PEOPLE[1],
+                                   [(back + _hours(sim, 0.05, 0.3), resumed + ".")]))
+    inc.comments.append(SimComment(0, PEOPLE[0], [(closed, "Stable since; closing.")]))
+    return inc
 
 
 def state_at(sim: SimulatedMetrics, when: float) -> dict[str, Any]:
