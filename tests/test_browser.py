@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import functools
-import http.server
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
 
+from tests.support.browser import serve
 from tests.support.site_factory import build_site, make_chronicle
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -24,28 +22,14 @@ pytestmark = [
 ]
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     root = tmp_path_factory.mktemp("browser")
     made = make_chronicle(root / "c", nights=3)
     site = build_site(made.root, root / "site")
     # Served under a sub-path, like a project site on GitHub Pages.
-    (root / "www").mkdir()
-    (root / "www" / "chronicle").symlink_to(site)
-    handler = functools.partial(_Quiet, directory=str(root / "www"))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/chronicle/"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve(site, under="chronicle") as url:
+        yield url
 
 
 @pytest.mark.parametrize("path", ["index.html", "days/2026-08-21.html", "threads/101.html",

@@ -23,6 +23,7 @@ from chronicle.errors import EXIT_DEGRADED
 from tests.support.fakes.github_server import FakeGithub
 from tests.support.fakes.hero import HERO, SENTINEL, hero_config, hero_rows
 from tests.support.fakes.wandb_server import FakeRun, FakeWandb
+from tests.support.live import client_env
 
 CHILD = "hero-child-16k"
 T0 = datetime(2026, 8, 20, 2, 14, 1, tzinfo=UTC).timestamp()
@@ -93,12 +94,7 @@ class World:
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     tmp = tmp_path_factory.mktemp("changes")
     with pytest.MonkeyPatch.context() as mp:
-        for name in ("WANDB_DIR", "WANDB_CACHE_DIR", "WANDB_CONFIG_DIR"):
-            (tmp / name).mkdir()
-            mp.setenv(name, str(tmp / name))
-        mp.setenv("WANDB_API_KEY", SENTINEL)
-        mp.setenv("WANDB_ERROR_REPORTING", "false")
-        mp.delenv("GITHUB_TOKEN", raising=False)
+        client_env(tmp, mp)
         root = tmp / "c"
         runner = CliRunner()
         assert runner.invoke(main, ["init", str(root)]).exit_code == 0

@@ -31,14 +31,21 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
 
 
 @contextmanager
-def serve(site: Path) -> Iterator[str]:
-    """Serve `site` on 127.0.0.1; yield its base URL (ending in /)."""
-    handler = functools.partial(_Quiet, directory=str(site))
+def serve(site: Path, under: str = "") -> Iterator[str]:
+    """Serve `site` on 127.0.0.1 (at the sub-path `under`, like a project site on GitHub
+    Pages, when given); yield its base URL (ending in /)."""
+    root = site
+    if under:
+        root = site.parent / f"{site.name}-www"
+        root.mkdir(exist_ok=True)
+        if not (root / under).exists():
+            (root / under).symlink_to(site)
+    handler = functools.partial(_Quiet, directory=str(root))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
+        yield f"http://127.0.0.1:{server.server_address[1]}/" + (f"{under}/" if under else "")
     finally:
         server.shutdown()
         server.server_close()

@@ -36,15 +36,21 @@ def live_chronicle(tmp_path: Path,
         yield live.root, live.wandb
 
 
-@contextmanager
-def live_servers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Live]:
-    """Yield a Live chronicle while both fake servers run (see live_chronicle)."""
+def client_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Point the real wandb and PyGithub clients at nothing of the user's: wandb's folders
+    in `tmp_path`, the fake servers' key, no telemetry, no GitHub token."""
     for name in ("WANDB_DIR", "WANDB_CACHE_DIR", "WANDB_CONFIG_DIR"):
         (tmp_path / name).mkdir()
         monkeypatch.setenv(name, str(tmp_path / name))
     monkeypatch.setenv("WANDB_API_KEY", SENTINEL)
     monkeypatch.setenv("WANDB_ERROR_REPORTING", "false")
     monkeypatch.delenv("GITHUB_TOKEN", raising=False)
+
+
+@contextmanager
+def live_servers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Live]:
+    """Yield a Live chronicle while both fake servers run (see live_chronicle)."""
+    client_env(tmp_path, monkeypatch)
     root = tmp_path / "c"
     assert CliRunner().invoke(main, ["init", str(root)]).exit_code == 0
     data = yaml.safe_load((root / "chronicle.yml").read_text())
