@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 DAYS   ?= 100
 
-.PHONY: install demo test lint bench rehearse soak scaffold chromium screenshots clean
+.PHONY: install demo test lint bench rehearse soak scaffold chromium screenshots i18n clean
 
 install: $(STAMP)
 
@@ -62,6 +62,11 @@ rehearse: install
 ## of the scaffold are written from chronicle/scaffold/, the one source (edit that).
 scaffold: install
 	$(PY) -m tests.support.scaffold
+
+## Message catalogs: extract every marked string and merge the new ones into
+## chronicle/locale/<lang>/LC_MESSAGES/chronicle.po (README "Languages": translate, test).
+i18n: install
+	$(PY) -m tests.support.catalog
 
 clean:
 	rm -rf demo .pytest_cache .mypy_cache .ruff_cache

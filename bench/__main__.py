@@ -8,6 +8,10 @@ Every timed step runs in its own process (its peak RSS is its own). Rows:
   same chronicle, vs the same plain build;
 - demo: the whole `chronicle demo --days DAYS`, and a 2x longer demo, to show how cost
   grows; plus page weights and where the build spends its time (bench/profile_build.py).
+- editions: the demo builds English and Chinese (`site.languages: [en, zh]`); the same
+  chronicle set to English only is built alternately with it, so the cost of the second
+  language is a ratio (issue #13: two editions <= 1.6x one), and page weights are given
+  for each edition.
 Targets (issue #15): build <= 1.3x plain, nightly <= 1.5x plain, DAYS=100 demo <= 45 s,
 2x demo <= 2.0x, peak memory < 1 GB at 365 days (`make bench DAYS=365`).
 """
@@ -15,6 +19,7 @@ Targets (issue #15): build <= 1.3x plain, nightly <= 1.5x plain, DAYS=100 demo <
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -99,20 +104,32 @@ def plain_build(project: Path) -> str:
             "c.plugins.on_startup(command='build', dirty=False); build(c)")
 
 
-def weights(site: Path) -> list[str]:
-    sizes = sorted(p.stat().st_size for p in (site / "days").glob("*.html"))
-    index = site / "search" / "search_index.json"
+def weights(site: Path, edition: str = "") -> list[str]:
+    """Return the page weights of one edition (`edition`: '' for English, 'zh')."""
+    root = site / edition if edition else site
+    label = f"[{edition or 'en'}] "
+    sizes = sorted(p.stat().st_size for p in (root / "days").glob("*.html"))
+    index = root / "search" / "search_index.json"
     out = []
     if sizes:
-        out.append(f"day page HTML: median {sizes[len(sizes) // 2] / 1024:.1f} KB, "
+        out.append(f"{label}day page HTML: median {sizes[len(sizes) // 2] / 1024:.1f} KB, "
                    f"max {sizes[-1] / 1024:.1f} KB (target < 80 KB, ratio "
                    f"{sizes[-1] / 1024 / 80:.2f})")
     if index.exists():
         mb = index.stat().st_size / 1e6
-        out.append(f"search index: {mb:.2f} MB (target < 5 MB, ratio {mb / 5:.2f})")
-    home = site / "index.html"
+        out.append(f"{label}search index: {mb:.2f} MB (target < 5 MB, ratio {mb / 5:.2f})")
+    home = root / "index.html"
     if home.exists():
-        out.append(f"home page HTML: {home.stat().st_size / 1024:.1f} KB")
+        out.append(f"{label}home page HTML: {home.stat().st_size / 1024:.1f} KB")
+    return out
+
+
+def english_only(chronicle_dir: Path, out: Path) -> Path:
+    """Copy a chronicle (not its site) with `site.languages: [en]`: today's one edition."""
+    shutil.copytree(chronicle_dir, out, ignore=shutil.ignore_patterns("site", ".cache"))
+    config = out / "chronicle.yml"
+    text = re.sub(r"(?m)^  languages: .*$", "  languages: [en]", config.read_text("utf-8"))
+    config.write_text(text, encoding="utf-8")
     return out
 
 
@@ -135,20 +152,29 @@ def main() -> None:
         # The demo and its 2x: how cost grows with the run.
         demo_s, demo_mb = demo(tmp / "demo", DAYS)
         long_s, long_mb = demo(tmp / "long", 2 * DAYS)
-        # The build against plain mkdocs of the same pages.
-        plain = write_plain_project(tmp / "demo", tmp / "plain")
+        # Rows of issue #15 measure the English edition (today's one build): the same
+        # chronicle with `site.languages: [en]`.
+        en_only = english_only(tmp / "demo", tmp / "demo-en")
+        plain = write_plain_project(en_only, tmp / "plain")
         build_s, plain_s, build_mb = median_pair(
-            chronicle("build", "--dir", str(tmp / "demo")), python(plain_build(plain)))
-        long_plain = write_plain_project(tmp / "long", tmp / "long-plain")
+            chronicle("build", "--dir", str(en_only)), python(plain_build(plain)))
+        long_en = english_only(tmp / "long", tmp / "long-en")
+        long_plain = write_plain_project(long_en, tmp / "long-plain")
         lbuild_s, lplain_s, _ = median_pair(
-            chronicle("build", "--dir", str(tmp / "long")), python(plain_build(long_plain)),
+            chronicle("build", "--dir", str(long_en)), python(plain_build(long_plain)),
             rounds=1)
         # One nightly run on the DAYS-day chronicle: seal the last day, then build.
-        partial_demo(tmp / "night-base", DAYS)
+        partial_demo(tmp / "night-full", DAYS)
+        english_only(tmp / "night-full", tmp / "night-base")
         last = (DEMO_START + timedelta(days=DAYS)).isoformat()
         night_s, nplain_s = nightly_rounds(tmp / "night-base", tmp / "night", plain,
                                            LAST_NIGHT.format(start=last))
-        print(ratio("build vs plain mkdocs", build_s, plain_s, 1.3))
+        # The second language: both editions against English only, same store.
+        both_s, one_s, both_mb = median_pair(chronicle("build", "--dir", str(tmp / "demo")),
+                                             chronicle("build", "--dir", str(en_only)))
+        print(ratio("build (en only) vs plain mkdocs", build_s, plain_s, 1.3))
+        print(ratio("two editions (en + zh) vs en only", both_s, one_s, 1.6)
+              + f"  peak {both_mb:.0f} MB")
         print(ratio(f"build vs plain at {2 * DAYS} days", lbuild_s, lplain_s, 1.3))
         print(ratio("nightly (snapshot + build) vs plain", night_s, nplain_s, 1.5))
         print(f"{f'demo, {DAYS} days':<34}{demo_s:8.1f} s  peak {demo_mb:5.0f} MB  "
@@ -156,8 +182,9 @@ def main() -> None:
         print(ratio(f"demo {2 * DAYS} days vs {DAYS} days", long_s, demo_s, 2.0)
               + f"  peak {long_mb:.0f} MB")
         print(f"{'peak memory (build)':<34}{build_mb:8.0f} MB  target < 1024 MB at 365 days")
-        for line in weights(tmp / "demo" / "site"):
-            print(line)
+        for edition in ("", "zh"):
+            for line in weights(tmp / "demo" / "site", edition):
+                print(line)
         print("where the build spends its time (one profiled build, cumulative):")
         sys.stdout.flush()
         subprocess.run([sys.executable, "-m", "bench.profile_build", str(tmp / "demo")],

@@ -71,6 +71,7 @@ simulated:
 site:
   url: {url}
   author: {author}
+  languages: [{languages}]      # en (the sealed record, at the root), then editions: zh -> zh/
 {watch}"""
 
 # What the run's watchers watch (all optional; README lists every key). Commented out for a
@@ -122,6 +123,7 @@ class InitOptions:
     labels: tuple[str, ...] = ("training-run",)
     url: str = "https://example.org/chronicle/"
     author: str = "chronicle contributors"
+    languages: tuple[str, ...] = ("en", "zh")  # English only: ("en",)
     watch: str = WATCH_TEMPLATE  # the prediction / health / risks / claims sections
     config_keys: str = ("# config_keys: {sequence_length: model.max_seq_len, "
                         "train_steps: trainer.trainer.num_train_steps}")
@@ -172,6 +174,7 @@ def init_chronicle(target: Path, options: InitOptions) -> list[Path]:
         labels=", ".join(options.labels),
         url=options.url,
         author=options.author,
+        languages=", ".join(options.languages),
         watch=options.watch,
         config_keys=options.config_keys,
         pulls=options.pulls,

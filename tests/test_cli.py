@@ -8,6 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from chronicle.cli import main
+from chronicle.config import load_config
 from chronicle.errors import EXIT_USAGE
 from tests.support.config import scaffold_simulated
 
@@ -34,6 +35,8 @@ def test_init_scaffolds_and_refuses_to_overwrite(chronicle_dir: Path) -> None:
         assert (chronicle_dir / rel).is_file(), rel
     # The site's stylesheet and script ship with the package (served by the plugin).
     assert not (chronicle_dir / "docs/assets/stylesheets/chronicle.css").exists()
+    # Both languages: the English record at the root, a Chinese edition under zh/.
+    assert load_config(chronicle_dir).site.languages == ("en", "zh")
     result = CliRunner().invoke(main, ["init", str(chronicle_dir)])
     assert result.exit_code == EXIT_USAGE
     assert "already lives here" in result.output

@@ -16,6 +16,7 @@ from chronicle.config.metrics import DEFAULT_CONFIG_KEYS, DEFAULT_METRICS, TRAIN
 from chronicle.config.model import (
     DEFAULT_FAILURES_FILE,
     DEFAULT_KEYS,
+    LANGUAGES,
     MAX_DAYS,
     MFU_UNITS,
     SOURCES,
@@ -45,6 +46,7 @@ __all__ = [
     "DEFAULT_FAILURES_FILE",
     "DEFAULT_KEYS",
     "DEFAULT_METRICS",
+    "LANGUAGES",
     "MAX_DAYS",
     "MFU_UNITS",
     "SOURCES",

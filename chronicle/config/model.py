@@ -31,6 +31,9 @@ from chronicle.config.metrics import DEFAULT_CONFIG_KEYS, DEFAULT_METRICS
 from chronicle.config.watchers import WatchSections
 
 SOURCES = ("live", "simulated")
+# The site's languages. English comes first: it is the language of the sealed record,
+# built at the site's root; each other one is an edition under <lang>/ (site/editions.py).
+LANGUAGES = ("en", "zh")
 MFU_UNITS = ("percent", "fraction")
 MAX_DAYS = 3650  # ten years: bounds `planned_days` and `simulated.days`
 DEFAULT_FAILURES_FILE = "failures.yml"
@@ -198,6 +201,23 @@ class SimulatedSection:
     days: int = option(integer(1, MAX_DAYS), default=100, doc="days the simulated run lasts")
 
 
+def _languages(value: Any) -> tuple[str, ...]:
+    """en, then the translated editions: [en] or [en, zh]."""
+    if not isinstance(value, list) or not value:
+        raise Invalid(f"expected a list of languages starting with en, e.g. [en, zh]; "
+                      f"known: {', '.join(LANGUAGES)}")
+    problems = [(f"[{i}]", f"expected one of {', '.join(LANGUAGES)}, got {v!r}")
+                for i, v in enumerate(value) if v not in LANGUAGES]
+    if problems:
+        raise Invalid(problems=problems)
+    if value[0] != "en":
+        raise Invalid("en must come first: English is the sealed record, built at the "
+                      "site's root (e.g. [en, zh])")
+    if len(set(value)) != len(value):
+        raise Invalid(f"a language is listed twice in {value!r}")
+    return tuple(value)
+
+
 @dataclass(frozen=True, kw_only=True)
 class SealingSection:
     # A closed day waits for every source to answer; after this many days it is sealed
@@ -213,6 +233,8 @@ class SiteSection:
     title: str = option(text(), default="", doc="site title (default '<run.name>: a chronicle')")
     author: str = option(text(), default="chronicle", doc="author shown in citations")
     license: str = option(text(), default="CC-BY-4.0", doc="licence of the chronicle")
+    languages: tuple[str, ...] = option(_languages, default=("en",),
+                                        doc="the site's languages: en, then translations")
 
 
 def finish_config(config: RunConfig) -> RunConfig:

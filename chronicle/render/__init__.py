@@ -16,10 +16,14 @@ import yaml
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup, escape
 
+from chronicle.render import i18n
 from chronicle.render.formats import (
     MISSING,
     fmt_count,
+    fmt_date,
     fmt_duration,
+    fmt_hours,
+    fmt_month,
     fmt_num,
     fmt_pct,
     fmt_plain,
@@ -29,6 +33,7 @@ from chronicle.render.formats import (
     fmt_signed,
     fmt_time,
     fmt_usd,
+    fmt_zh,
     plural,
 )
 
@@ -79,20 +84,33 @@ def environment() -> Environment:
         lstrip_blocks=True,
         autoescape=True,
         keep_trailing_newline=True,
+        extensions=["jinja2.ext.i18n"],
     )
+    # {% trans %} blocks are msgids with their whitespace collapsed (as extracted), and
+    # look up the language of the build being rendered (render/i18n.py).
+    env.policies["ext.i18n.trimmed"] = True
+    env.install_gettext_callables(  # type: ignore[attr-defined]
+        i18n.gettext, i18n.ngettext, newstyle=True, pgettext=i18n.pgettext)
     env.filters.update(num=fmt_num, signed=fmt_signed, pct=fmt_pct, points=fmt_points,
                        si=fmt_si, si_signed=fmt_si_signed, count=fmt_count, plain=fmt_plain,
                        usd=fmt_usd, plural=plural, duration=fmt_duration, time=fmt_time,
-                       md=md_text, href=href)
+                       date=fmt_date, hours=fmt_hours, md=md_text, href=href)
+    env.globals["language"] = i18n.language
+    # Imported here: both modules format with the filters above.
+    from chronicle.render.terms import term
+    from chronicle.render.translate import translate_text
+
+    env.filters.update(term=term, sealed=translate_text)
     return env
 
 
 _ENV: Environment | None = None
 
 
-__all__ = ["MISSING", "fmt_count", "fmt_duration", "fmt_num", "fmt_pct", "fmt_plain",
-           "fmt_points", "fmt_si", "fmt_si_signed", "fmt_signed", "fmt_time", "fmt_usd",
-           "front_matter", "href", "md_text", "plural", "render"]
+__all__ = ["MISSING", "fmt_count", "fmt_date", "fmt_duration", "fmt_hours", "fmt_month",
+           "fmt_num", "fmt_pct", "fmt_plain", "fmt_points", "fmt_si", "fmt_si_signed",
+           "fmt_signed", "fmt_time", "fmt_usd", "fmt_zh", "front_matter", "href", "md_text",
+           "plural", "render"]
 
 
 def render(template: str, **context: Any) -> str:

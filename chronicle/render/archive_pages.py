@@ -9,7 +9,7 @@ from datetime import date
 from chronicle.analysis.day_model import DaySummary
 from chronicle.config import RunConfig
 from chronicle.models import FailureRecord
-from chronicle.render import render
+from chronicle.render import fmt_month, render
 from chronicle.render.day import one_line
 
 
@@ -17,7 +17,7 @@ def archive_page(days: Sequence[DaySummary]) -> str:
     """Return the Archive page: every sealed day, newest first, by month."""
     groups: dict[str, list[tuple[DaySummary, str]]] = defaultdict(list)
     for d in reversed(days):
-        groups[date.fromisoformat(d["date"]).strftime("%B %Y")].append((d, one_line(d)))
+        groups[fmt_month(date.fromisoformat(d["date"]))].append((d, one_line(d)))
     return render("archive.md.j2", months=list(groups.items()))
 
 

@@ -13,29 +13,33 @@ from typing import Any
 import numpy as np
 
 from chronicle.models import parse_time
-from chronicle.render import fmt_pct
+from chronicle.render import fmt_pct, fmt_zh
 from chronicle.render.charts import Event
+from chronicle.render.i18n import DEFAULT, N_, is_chinese, use_language
+from chronicle.render.i18n import gettext as _
 
 KIND_TITLES = {
-    "config": "Config",
-    "sequence_length": "Context length",
-    "budget": "Token budget",
-    "mixture": "Data mixture",
-    "pull_request": "Pull request",
+    "config": N_("Config"),
+    "sequence_length": N_("Context length"),
+    "budget": N_("Token budget"),
+    "mixture": N_("Data mixture"),
+    "pull_request": N_("Pull request"),
 }
 # Chart marker kind (render/charts.py EVENT_KINDS) of the changes drawn on charts.
 MARKERS = {"sequence_length": "context", "mixture": "mixture", "budget": "budget"}
-UNKNOWN = "unknown"
+UNKNOWN = N_("unknown")
 MAX_SHOWN = 60  # a config value longer than this is cut in a sentence
 
 
 def value_text(value: Any, tokens: bool = False) -> str:
     """Return a change's before/after value as text ("unknown" when absent)."""
     if value is None:
-        return UNKNOWN
+        return _(UNKNOWN)
     if isinstance(value, Mapping) and "sha256" in value and "summary" in value:
         return f"{value['summary']} (sha256 {str(value['sha256'])[:12]}…)"
     if tokens and isinstance(value, int | float) and not isinstance(value, bool):
+        if is_chinese():
+            return fmt_zh(value) + " token"
         return f"{value / 1e12:.3f}T tokens"
     if isinstance(value, bool) or value is None:
         return json.dumps(value)
@@ -45,52 +49,71 @@ def value_text(value: Any, tokens: bool = False) -> str:
     return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"
 
 
-def describe(c: Mapping[str, Any]) -> str:
-    """Return one sentence saying what a change is (plain text, untrusted parts included)."""
-    kind, run = c["kind"], c.get("run")
-    tail = ""
-    where = f" in W&B run {run}" if run else ""
+def _where(c: Mapping[str, Any]) -> str:
+    run = c.get("run")
     if c.get("parent"):
-        where = f" in W&B run {run} (forked from {c['parent']})"
+        return _(" in W&B run {run} (forked from {parent})").format(run=run, parent=c["parent"])
+    return _(" in W&B run {run}").format(run=run) if run else ""
+
+
+def _sentence(c: Mapping[str, Any]) -> tuple[str, str]:
+    """Return (what the change is, what follows the step) of a change's sentence."""
+    kind, where = c["kind"], _where(c)
+    before, after = value_text(c["before"]), value_text(c["after"])
     if kind == "sequence_length":
-        text = (f"Context length {value_text(c['before'])} → {value_text(c['after'])} "
-                f"tokens per sequence{where}")
-    elif kind == "budget":
-        detail = c.get("detail") or {}
-        configured = detail.get("configured")
-        tail = f"; chronicle.yml says {value_text(configured, tokens=True)}" if configured \
-            else ""
-        text = (f"Implied token budget {value_text(c['before'], tokens=True)} → "
-                f"{value_text(c['after'], tokens=True)}{where}")
-    elif kind == "mixture":
+        return _("Context length {before} → {after} tokens per sequence{where}").format(
+            before=before, after=after, where=where), ""
+    if kind == "budget":
+        configured = (c.get("detail") or {}).get("configured")
+        tail = _("; chronicle.yml says {budget}").format(
+            budget=value_text(configured, tokens=True)) if configured else ""
+        return _("Implied token budget {before} → {after}{where}").format(
+            before=value_text(c["before"], tokens=True),
+            after=value_text(c["after"], tokens=True), where=where), tail
+    if kind == "mixture":
         moved = (c.get("detail") or {}).get("movers") or []
         top = ", ".join(f"{m['key']} {m['before']:.3f} → {m['after']:.3f}" for m in moved[:3])
-        text = (f"Data-mixture stage {value_text(c['before'])} → {value_text(c['after'])}"
-                + (f"; largest moves: {top}" if top else ""))
-    elif kind == "pull_request":
+        text = _("Data-mixture stage {before} → {after}").format(before=before, after=after)
+        return text + (_("; largest moves: {moves}").format(moves=top) if top else ""), ""
+    if kind == "pull_request":
         pr = (c.get("detail") or {}).get("pull_request") or {}
         files = pr.get("files") or []
-        touched = f", changing {', '.join(files[:3])}" + ("…" if len(files) > 3 else "") \
-            if files else ""
-        text = f"Pull request {c['key']} merged: {c['after']} (by {pr.get('author', '?')}{touched})"
-    else:
-        text = (f"Config {c['key']}: {value_text(c['before'])} → {value_text(c['after'])}"
-                f"{where}")
+        touched = _(", changing {files}").format(
+            files=", ".join(files[:3]) + ("…" if len(files) > 3 else "")) if files else ""
+        return _("Pull request {key} merged: {title} (by {author}{touched})").format(
+            key=c["key"], title=c["after"], author=pr.get("author", "?"), touched=touched), ""
+    return _("Config {key}: {before} → {after}{where}").format(
+        key=c["key"], before=before, after=after, where=where), ""
+
+
+def describe(c: Mapping[str, Any]) -> str:
+    """Return one sentence saying what a change is (plain text, untrusted parts included)."""
+    text, tail = _sentence(c)
     step = c.get("step")
-    at = f" at step {step:,}" if isinstance(step, int) else ""
+    at = _(" at step {step}").format(step=f"{step:,}") if isinstance(step, int) else ""
     frac = c.get("budget_fraction")
-    share = f" ({fmt_pct(frac)} of the budget)" if frac is not None else ""
-    return f"{text}{at}{share}{tail}."
+    share = _(" ({share} of the budget)").format(share=fmt_pct(frac)) if frac is not None \
+        else ""
+    return f"{text}{at}{share}{tail}" + _(".")
 
 
 def marker_label(c: Mapping[str, Any]) -> str:
-    """Return the short label of a change's chart marker."""
+    """Return the short label of a change's chart marker (English: charts are translated
+    from their sealed text, render/translate.py)."""
     if c["kind"] == "sequence_length":
-        return f"context {value_text(c['before'])} → {value_text(c['after'])}"
+        return N_("context {before} → {after}").format(
+            before=_english_value(c["before"]), after=_english_value(c["after"]))
     if c["kind"] == "mixture":
-        return f"mixture stage {value_text(c['before'])} → {value_text(c['after'])}"
-    return (f"budget {value_text(c['before'], tokens=True)} → "
-            f"{value_text(c['after'], tokens=True)}")
+        return N_("mixture stage {before} → {after}").format(
+            before=_english_value(c["before"]), after=_english_value(c["after"]))
+    return N_("budget {before} → {after}").format(
+        before=_english_value(c["before"], tokens=True),
+        after=_english_value(c["after"], tokens=True))
+
+
+def _english_value(value: Any, tokens: bool = False) -> str:
+    with use_language(DEFAULT):
+        return value_text(value, tokens)
 
 
 def change_events(changes: Sequence[Mapping[str, Any]], start: float = -np.inf,
@@ -107,8 +130,9 @@ def change_events(changes: Sequence[Mapping[str, Any]], start: float = -np.inf,
 def change_row(c: Mapping[str, Any]) -> dict[str, Any]:
     """Return what a list of changes shows of one: time, kind, sentence, PR link, id."""
     pr = (c.get("detail") or {}).get("pull_request") or {}
+    title = KIND_TITLES.get(c["kind"])
     return {"id": c["id"], "time": c.get("time"), "kind": c["kind"],
-            "title": KIND_TITLES.get(c["kind"], c["kind"]), "text": describe(c),
+            "title": _(title) if title else c["kind"], "text": describe(c),
             "url": pr.get("url") or ""}
 
 

@@ -18,9 +18,10 @@ from typing import Any
 from chronicle.analysis.changes import RunChanges
 from chronicle.config import RunConfig
 from chronicle.models import parse_time
-from chronicle.render import render
+from chronicle.render import fmt_date, render
 from chronicle.render.change_text import KIND_TITLES, change_row, describe
 from chronicle.render.feeds import Item
+from chronicle.render.i18n import gettext as _
 
 SCHEMA = "chronicle-changes/1"
 
@@ -33,7 +34,7 @@ def changes_page(known: RunChanges, sealed: Mapping[str, int], config: RunConfig
     days: dict[str, list[dict[str, Any]]] = {}
     for c in reversed(known.changes):
         when = parse_time(c["time"])
-        day = when.date().isoformat() if when else "unknown"
+        day = when.date().isoformat() if when else _("unknown")
         row = change_row(c)
         row["evidence"] = [e for e in c["evidence"] if e.get("path")]
         row["run"] = c.get("run")
@@ -41,7 +42,7 @@ def changes_page(known: RunChanges, sealed: Mapping[str, int], config: RunConfig
     counts = Counter(c["kind"] for c in known.changes)
     return render(
         "changes.md.j2", days=list(days.items()), sealed=sealed,
-        counts=[(KIND_TITLES[k], counts.get(k, 0)) for k in KIND_TITLES],
+        counts=[(_(KIND_TITLES[k]), counts.get(k, 0)) for k in KIND_TITLES],
         implied=known.implied_budget, configured=config.run.token_budget,
         keys=sorted(config.wandb.config_keys.items()),
         pulls=config.github.pulls, total=len(known.changes))
@@ -60,8 +61,9 @@ def change_items(changes: Sequence[Mapping[str, Any]], site_url: str) -> list[It
         html = f"<p>{escape(row['text'])}</p>"
         if when is not None:
             day = when.date().isoformat()
-            html += (f'<p>It took effect on <a href="{site_url}days/{day}.html">{day}</a>; '
-                     f"recorded by snapshot {escape(str(c.get('recorded_by')))}.</p>")
+            html += "<p>" + _("It took effect on {day}; recorded by snapshot {snapshot}.").format(
+                day=f'<a href="{site_url}days/{day}.html">{escape(fmt_date(day))}</a>',
+                snapshot=escape(str(c.get("recorded_by")))) + "</p>"
         if row["url"].startswith(("https://", "http://")):
             html += f'<p><a href="{escape(row["url"])}">{escape(row["url"])}</a></p>'
         out.append(Item(link, recorded, f"{row['title']}: {_short(c)}", link, html))

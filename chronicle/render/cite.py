@@ -16,6 +16,8 @@ from typing import Any
 
 import yaml
 
+from chronicle.render.i18n import gettext as _
+
 CFF_VERSION = "1.2.0"
 _BIBTEX_SPECIAL = re.compile(r"([&%$#_{}~^\\])")
 _SPDX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.+-]*$")
@@ -106,30 +108,49 @@ def csl_json(e: Entry) -> str:
     return json.dumps([item], indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def cite_markdown(e: Entry, files: Sequence[DataFile], cite_json: str) -> str:
-    """Return the "Cite this entry" and "Data files" sections appended to a day page."""
+def cite_markdown(e: Entry, files: Sequence[DataFile], cite_json: str, record: str = "") -> str:
+    """Return the "Cite this entry" and "Data files" sections appended to a day page.
+
+    `record` is the path from the page to the English site root when the page is a
+    translation (`../../`): its links then lead to the record's own files.
+    """
+    source = f"{record}days/{e.date}.md" if record else f"{e.date}.md"
+    cff = f'<a href="{record}CITATION.cff">CITATION.cff</a>' if record \
+        else "[CITATION.cff](../CITATION.cff)"
+    csl = f'<a href="{record}days/{cite_json}">CSL-JSON</a>' if record \
+        else f"[CSL-JSON]({cite_json})"
     lines = [
-        "## Cite this entry { data-search-exclude }", "",
-        f"Permalink: <{e.permalink}>  ",
-        f"Snapshot: `{e.snapshot}` (sealed {e.sealed_at})  ",
-        f"sha256 of the sealed page: `{e.sha256}` "
-        f'(<a href="{e.date}.md">the sealed Markdown source</a>, byte for byte)',
+        "## " + _("Cite this entry") + " { data-search-exclude }", "",
+        _("Permalink:") + f" <{e.permalink}>  ",
+        _("Snapshot: `{snapshot}` (sealed {sealed_at})").format(
+            snapshot=e.snapshot, sealed_at=e.sealed_at) + "  ",
+        _("sha256 of the sealed page: `{sha256}` ({link}, byte for byte)").format(
+            sha256=e.sha256,
+            link=f'<a href="{source}">' + _("the sealed Markdown source") + "</a>"),
         "",
         plain_citation(e).replace("*", "\\*").replace("_", "\\_"), "",
         "```bibtex", bibtex(e).rstrip("\n"), "```", "",
-        f"[CSL-JSON]({cite_json}) · the whole chronicle: [CITATION.cff](../CITATION.cff)", "",
-        "## Data files { data-search-exclude }", "",
-        "The exact files this page was built from; `chronicle verify` checks each against "
-        "its snapshot manifest.", "",
-        "| File | Size | sha256 |", "|---|--:|---|",
+        _("{csl} · the whole chronicle: {cff}").format(csl=csl, cff=cff), "",
+        "## " + _("Data files") + " { data-search-exclude }", "",
     ]
+    if record:  # a translation: the record lists its files (paths and sha256s only)
+        lines.append(_("The exact files this page was built from, and where each figure "
+                       "comes from, are listed on {link}; `chronicle verify` checks each "
+                       "against its snapshot manifest.").format(
+            link=f'<a href="{record}days/{e.date}.html#data">' + _("the sealed page") + "</a>"))
+        return "\n".join(lines) + "\n"
+    lines += [_("The exact files this page was built from; `chronicle verify` checks each "
+                "against its snapshot manifest."), "",
+              "| " + _("File") + " | " + _("Size") + " | sha256 |", "|---|--:|---|"]
     for f in files:
-        lines.append(f"| {_link(f.path)} | {_size(f.size)} | `{f.sha256}` |")
+        lines.append(f"| {_link(f.path, record)} | {_size(f.size)} | `{f.sha256}` |")
     return "\n".join(lines) + "\n"
 
 
-def _link(path: str) -> str:
+def _link(path: str, record: str = "") -> str:
     """Return a link relative to days/<date>.md to a file of the store."""
+    if record:  # a translated page: raw HTML, the record's files are outside its build
+        return f'<a href="{record}{path}">{path}</a>'
     if path.startswith("days/") and path.endswith(".md"):
         # Raw HTML: mkdocs would rewrite a Markdown link to the rendered page, and the
         # point is the sealed source, which the build serves byte for byte.

@@ -21,8 +21,13 @@ from feedgen.feed import FeedGenerator
 from chronicle.analysis.day_model import DaySummary
 from chronicle.clean import clean_text
 from chronicle.models import FailureRecord, iso, parse_time
+from chronicle.render import fmt_date, fmt_hours, fmt_time
 from chronicle.render.day import key_figures
-from chronicle.render.prose import describe_correction
+from chronicle.render.i18n import DEFAULT, language
+from chronicle.render.i18n import gettext as _
+from chronicle.render.prose import describe_correction, write_summary
+from chronicle.render.terms import term
+from chronicle.render.translate import translate_text
 
 FEEDS = {
     "failures": ("feed_failures.xml", "feed_failures.json"),
@@ -48,16 +53,19 @@ def failure_items(failures: Sequence[FailureRecord], first_seen: Mapping[str, da
     out = []
     for f in failures:
         when = first_seen.get(f.id, f.start)
-        end = iso(f.end) if f.end else "ongoing"
-        hours = (f"{f.accelerator_hours_lost:,.0f}" if f.accelerator_hours_lost is not None
-                 else "unknown")
+        end = fmt_time(f.end) if f.end else _("ongoing")
+        hours = (fmt_hours(f.accelerator_hours_lost) if f.accelerator_hours_lost is not None
+                 else _("unknown"))
         evidence = "".join(f'<li><a href="{escape(u)}">{escape(u)}</a></li>'
                            for u in f.evidence if u.startswith(("https://", "http://")))
-        html = (f"<p>{escape(f.what)}</p><p>Kind: {escape(f.kind)}. Start {iso(f.start)}, "
-                f"end {end}. Accelerator-hours lost: {hours}.</p>"
-                + (f"<ul>{evidence}</ul>" if evidence else ""))
+        what = translate_text(f.what)
+        html = (f"<p>{escape(what)}</p><p>" + escape(_(
+            "Kind: {kind}. Start {start}, end {end}. Accelerator-hours lost: {hours}.").format(
+                kind=term(f.kind, "failure kind"), start=fmt_time(f.start), end=end,
+                hours=hours)) + "</p>" + (f"<ul>{evidence}</ul>" if evidence else ""))
         out.append(Item(f"{site_url}failures.html#failure:{f.id}", when,
-                        f"Failure {f.id}: {f.what}", f"{site_url}failures.html", html))
+                        _("Failure {id}: {what}").format(id=f.id, what=what),
+                        f"{site_url}failures.html", html))
     return sorted(out, key=lambda i: (i.published, i.guid))
 
 
@@ -70,15 +78,19 @@ def correction_items(corrections: Sequence[Mapping[str, Any]],
         assert found is not None
         link = f"{site_url}days/{c['day']}.html"
         entry = announced_in.get(c["id"])
-        html = (f'<p>{escape(describe_correction(c))}</p>'
-                f'<p>The sealed page <a href="{link}">{c["day"]}</a> ')
-        html += "is unchanged"
+        page = f'<a href="{link}">{escape(fmt_date(c["day"]))}</a>'
+        html = f"<p>{escape(describe_correction(c))}</p><p>"
         if entry:
-            html += (f'; the correction is announced in the entry of <a href="{site_url}days/'
-                     f'{entry}.html">{entry}</a>')
-        html += ".</p>"
+            html += _("The sealed page {page} is unchanged; the correction is announced in "
+                      "the entry of {entry}.").format(
+                page=page, entry=f'<a href="{site_url}days/{entry}.html">'
+                                 f"{escape(fmt_date(entry))}</a>")
+        else:
+            html += _("The sealed page {page} is unchanged.").format(page=page)
+        html += "</p>"
         out.append(Item(f"{site_url}corrections.html#{c['id']}", found,
-                        f"Correction to {c['day']}: {c['figure']}", link, html))
+                        _("Correction to {day}: {figure}").format(
+                            day=fmt_date(c["day"]), figure=c["figure"]), link, html))
     return sorted(out, key=lambda i: (i.published, i.guid))
 
 
@@ -90,7 +102,7 @@ def rss(items: Sequence[Item], title: str, description: str, page_url: str, feed
     fg.link(href=page_url, rel="alternate")
     fg.link(href=feed_url, rel="self")
     fg.description(description)
-    fg.language("en")
+    fg.language(language())
     fg.lastBuildDate(built)
     fg.generator("chronicle")
     for item in items:  # feedgen prepends: the newest ends up first
@@ -126,19 +138,24 @@ def day_item_html(day: DaySummary, site_url: str, image: str | None, image_alt: 
     (`image`: its path under the site; a PNG where there is one, linking the SVG), the key
     figures and the three signals' verdicts as of the day's sealing."""
     page = f"{site_url}days/{day['date']}.html"
-    parts = [f"<p>{escape(str(day.get('summary') or ''))}</p>"]
+    # The sealed summary is English; another language writes its own from the numbers.
+    summary = write_summary(day) if language() != DEFAULT else str(day.get("summary") or "")
+    parts = [f"<p>{escape(summary)}</p>"]
     if image:
         svg = image.rsplit(".", 1)[0] + ".svg"
         parts.append(f'<p><a href="{escape(page)}"><img src="{escape(site_url + image)}" '
                      f'alt="{escape(image_alt)}" width="720"></a><br>'
-                     f'<a href="{escape(site_url + svg)}">The chart as SVG</a></p>')
+                     f'<a href="{escape(site_url + svg)}">{escape(_("The chart as SVG"))}</a></p>')
     rows = "".join(f"<tr><td>{escape(label)}</td><td>{escape(now)}</td><td>{escape(change)}"
-                   "</td></tr>" for label, now, _, change in key_figures(day) if now != "—")
-    parts.append("<h3>Key figures</h3><table><tr><th>Figure</th><th>This day</th>"
-                 f"<th>Change</th></tr>{rows}</table>")
+                   "</td></tr>" for label, now, _b, change in key_figures(day) if now != "—")
+    parts.append(f"<h3>{escape(_('Key figures'))}</h3><table><tr><th>{escape(_('Figure'))}"
+                 f"</th><th>{escape(_('This day'))}</th><th>{escape(_('Change'))}</th></tr>"
+                 f"{rows}</table>")
     if verdicts:
         items = "".join(f"<li><strong>{escape(name)}:</strong> {escape(text)}</li>"
                         for name, text in verdicts)
-        parts.append(f"<h3>The three signals</h3><ul>{items}</ul>")
-    parts.append(f'<p><a href="{escape(page)}">Read the entry for {escape(day["date"])}</a></p>')
+        parts.append(f"<h3>{escape(_('The three signals'))}</h3><ul>{items}</ul>")
+    parts.append(f'<p><a href="{escape(page)}">'
+                 + escape(_("Read the entry for {date}").format(date=fmt_date(day["date"])))
+                 + "</a></p>")
     return "".join(parts)

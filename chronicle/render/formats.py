@@ -6,15 +6,20 @@ One format everywhere: SI prefixes with three significant digits for counts and 
 no negative zero, proper plurals, and "—" for a missing value (missing is never zero).
 The Vega-Lite axes and tooltips use the same rules through `SI_EXPR` / `vega_si`, so a
 chart's 2.5M is the text's 2.5M.
+
+Each format follows the language being rendered (render/i18n.py): on Chinese pages large
+numbers count in 万 / 亿 / 万亿 (3.69万亿 token, 1938亿, 170万 GPU-hours), dollars are
+written 美元 (prices stay in USD), dates 2026年9月8日, times with UTC stated.
 """
 
 from __future__ import annotations
 
 import math
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from chronicle.models import parse_time
+from chronicle.render.i18n import gettext, is_chinese
 
 MISSING = "—"
 MINUS = "−"  # U+2212, as d3-format (Vega) prints it
@@ -80,10 +85,13 @@ def _sig(value: float, digits: int) -> str:
 
 
 def fmt_si(value: Any, unit: str = "") -> str:
-    """Return 2.07e11 as 207B, 2.5e6 as 2.5M, 18e12 as 18T (three significant digits)."""
+    """Return 2.07e11 as 207B, 2.5e6 as 2.5M, 18e12 as 18T (three significant digits);
+    on Chinese pages 2070亿, 250万, 18万亿 (fmt_zh)."""
     if not finite(value):
         return MISSING
     v = float(value)
+    if is_chinese():
+        return _minus(fmt_zh(v)) + unit
     for name, scale in _SI:
         if abs(v) >= scale * (1 - 5e-4):  # 999.96K rounds to 1M, not 1000K
             scaled = float(_sig(v / scale, SI_DIGITS))
@@ -110,38 +118,107 @@ def fmt_count(value: Any) -> str:
 
 
 def plural(n: Any, noun: str, many: str | None = None) -> str:
-    """Return "1 failure", "2 failures", "0 failures" (`many` for irregular plurals)."""
+    """Return "1 failure", "2 failures", "0 failures" (`many` for irregular plurals).
+
+    On Chinese pages the noun is the catalog's word for it, measure word included (3 次重启;
+    render/terms.py marks every counted noun).
+    """
     count = int(n) if finite(n) else 0
+    if is_chinese():
+        return f"{fmt_count(count)} {gettext(noun)}"
     word = noun if count == 1 else (many or noun + "s")
     return f"{fmt_count(count)} {word}"
 
 
-def fmt_usd(value: Any) -> str:
-    """Return dollars rounded to the dollar ($7,201,554)."""
+def fmt_usd(value: Any, digits: int = 0) -> str:
+    """Return dollars rounded to the dollar ($7,201,554; `digits` for prices, $4.22); on
+    Chinese pages in 美元, large sums in 万 (720万美元): no yuan is invented."""
     if not finite(value):
         return MISSING
     v = float(value)
-    text = f"${abs(v):,.0f}"
-    return MINUS + text if round(v) < 0 else text
+    if is_chinese():
+        text = fmt_zh(abs(v)) if abs(v) >= 1e4 else f"{abs(v):,.{digits}f}"
+        return (MINUS if round(v, digits) < 0 else "") + text + "美元"
+    text = f"${abs(v):,.{digits}f}"
+    return MINUS + text if round(v, digits) < 0 else text
 
 
 def fmt_duration(seconds: Any) -> str:
-    """Return seconds as '2 h 05 min', '12 min' or '3 d 4 h'."""
+    """Return seconds as '2 h 05 min', '12 min' or '3 d 4 h' (2小时05分, 12分钟, 3天4小时)."""
     if not finite(seconds):
         return MISSING
     minutes = round(float(seconds) / 60)
+    zh = is_chinese()
     if minutes >= 48 * 60:
         hours = round(minutes / 60)
-        return f"{hours // 24} d {hours % 24} h"
+        return f"{hours // 24}天{hours % 24}小时" if zh else f"{hours // 24} d {hours % 24} h"
     if minutes >= 60:
-        return f"{minutes // 60} h {minutes % 60:02d} min"
-    return f"{minutes} min"
+        return (f"{minutes // 60}小时{minutes % 60:02d}分" if zh
+                else f"{minutes // 60} h {minutes % 60:02d} min")
+    return f"{minutes}分钟" if zh else f"{minutes} min"
 
 
 def fmt_time(value: Any) -> str:
-    """Return an ISO time or datetime as '2026-09-30 03:17 UTC'."""
+    """Return an ISO time or datetime as '2026-09-30 03:17 UTC' (2026年9月30日 03:17 UTC)."""
     when = value if isinstance(value, datetime) else parse_time(value)
-    return when.strftime("%Y-%m-%d %H:%M UTC") if when else MISSING
+    if when is None:
+        return MISSING
+    if is_chinese():
+        return f"{when.year}年{when.month}月{when.day}日 {when:%H:%M} UTC"
+    return when.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def fmt_date(value: Any) -> str:
+    """Return a date (ISO text, date or datetime) as 2026-09-08 (2026年9月8日)."""
+    if isinstance(value, str):
+        try:
+            value = date.fromisoformat(value[:10])
+        except ValueError:
+            return value
+    if not isinstance(value, date):
+        return MISSING
+    if is_chinese():
+        return f"{value.year}年{value.month}月{value.day}日"
+    return value.strftime("%Y-%m-%d")
+
+
+def fmt_month(value: date) -> str:
+    """Return a month heading: September 2026 (2026年9月)."""
+    if is_chinese():
+        return f"{value.year}年{value.month}月"
+    return value.strftime("%B %Y")
+
+
+def fmt_hours(value: Any) -> str:
+    """Return accelerator-hours: 1,234,567 (123万 on Chinese pages)."""
+    if is_chinese() and finite(value) and abs(float(value)) >= 1e4:
+        return fmt_zh(value)
+    return fmt_num(value, 0)
+
+
+# Chinese groups large numbers by 万 (1e4), 亿 (1e8) and 万亿 (1e12): 18.75万亿 token.
+_ZH_UNITS = (("万亿", 1e12), ("亿", 1e8), ("万", 1e4))
+
+
+def _zh_digits(x: float) -> str:
+    """Up to two decimals below 100 (3.69, 18.75), whole numbers above (1938, not 1940)."""
+    text = f"{x:.0f}" if abs(x) >= 99.995 else f"{x:.2f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def fmt_zh(value: Any) -> str:
+    """Return a large number the Chinese way: 3.69万亿, 1938亿, 170万; below 万 as is."""
+    if not finite(value):
+        return MISSING
+    v = float(value)
+    for i, (name, scale) in enumerate(_ZH_UNITS):
+        if abs(v) >= scale * 0.99995:
+            text = _zh_digits(v / scale)
+            # 9999.6亿 rounds to 10000亿: say 1万亿 instead.
+            if i and abs(float(text)) >= 1e4:
+                return _zh_digits(v / _ZH_UNITS[i - 1][1]) + _ZH_UNITS[i - 1][0]
+            return text + name
+    return _zh_digits(v) if abs(v) < 100 else f"{v:,.0f}"
 
 
 def fmt_value(value: Any, kind: str, unit: str = "") -> str:

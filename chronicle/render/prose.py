@@ -3,7 +3,9 @@ what a correction changes (render stage, pure).
 
 Written from the numbers only, in the site's one number format (render/formats.py). The
 summary paragraph is part of the sealed day JSON and page: a change here changes what
-newly sealed days say, never what sealed days said.
+newly sealed days say, never what sealed days said. Each sentence is a catalog message:
+sealing writes it in English; a translated page writes it again, in its language, from
+the sealed day's numbers.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 from chronicle.analysis.day_model import DaySummary
 from chronicle.render.formats import (
     fmt_count,
+    fmt_date,
     fmt_duration,
     fmt_num,
     fmt_pct,
@@ -22,52 +25,70 @@ from chronicle.render.formats import (
     fmt_signed,
     plural,
 )
+from chronicle.render.i18n import gettext as _
+from chronicle.render.i18n import is_chinese, ngettext
+from chronicle.render.terms import term
+from chronicle.render.translate import translate_text
 
 
 def write_summary(d: DaySummary) -> str:
-    """Return the one-paragraph summary of a day, written from its numbers only."""
-    parts = [f"Day {d['day']} of {d['planned_days']}."]
+    """Return the one-paragraph summary of a day, written from its numbers only (in the
+    current language: the sealed one is English, a translated page writes its own)."""
+    parts = [_("Day {day} of {planned}.").format(day=d["day"], planned=d["planned_days"])]
     t = d["tokens"]
     if d["data"]["rows"] == 0:
-        parts.append("No metrics were logged this day.")
+        parts.append(_("No metrics were logged this day."))
     if t["day"] is not None:
-        frac = (f", {fmt_pct(t['budget_fraction'])} of the {fmt_si(t['budget'])} budget"
-                if t["budget_fraction"] is not None else "")
-        parts.append(f"The run processed {fmt_si(t['day'])} tokens "
-                     f"({fmt_si(t['cumulative'])} so far{frac}).")
+        frac = _(", {share} of the {budget} budget").format(
+            share=fmt_pct(t["budget_fraction"]), budget=fmt_si(t["budget"])) \
+            if t["budget_fraction"] is not None else ""
+        parts.append(_("The run processed {day} tokens ({total} so far{share}).").format(
+            day=fmt_si(t["day"]), total=fmt_si(t["cumulative"]), share=frac))
     loss = d["loss"]
     if loss["train_last"] is not None:
-        change = (f" ({fmt_signed(loss['train_change'])} on the day before)"
-                  if loss["train_change"] is not None else "")
-        parts.append(f"Train loss ended at {fmt_num(loss['train_last'])}{change}.")
+        change = _(" ({change} on the day before)").format(
+            change=fmt_signed(loss["train_change"])) if loss["train_change"] is not None \
+            else ""
+        parts.append(_("Train loss ended at {loss}{change}.").format(
+            loss=fmt_num(loss["train_last"]), change=change))
     if loss["eval_last"] is not None:
-        parts.append(f"Latest eval loss: {fmt_num(loss['eval_last'])} at step "
-                     f"{fmt_count(loss['eval_step'])}.")
+        parts.append(_("Latest eval loss: {loss} at step {step}.").format(
+            loss=fmt_num(loss["eval_last"]), step=fmt_count(loss["eval_step"])))
     if loss["nan_rows"]:
-        were = "was" if loss["nan_rows"] == 1 else "were"
-        parts.append(f"{plural(loss['nan_rows'], 'logged loss value')} {were} NaN or infinite.")
-    th = d["throughput"]
-    if th["compute_tokens_per_second_p50"] is not None:
-        text = ("Compute-step throughput was "
-                f"{fmt_si(th['compute_tokens_per_second_p50'], ' tok/s')}")
-        if th["sustained_tokens_per_second"] is not None and th["goodput"] is not None:
-            text += (f", sustained {fmt_si(th['sustained_tokens_per_second'], ' tok/s')} "
-                     f"(goodput {fmt_pct(th['goodput'])})")
-        if th["mfu_p50"] is not None:
-            mfu = (fmt_num(th["mfu_p50"], 1, "%") if th.get("mfu_unit", "percent") == "percent"
-                   else fmt_pct(th["mfu_p50"]))
-            text += f"; MFU p50 {mfu}"
-        parts.append(text + ".")
+        parts.append(ngettext("{values} was NaN or infinite.", "{values} were NaN or infinite.",
+                              loss["nan_rows"]).format(
+            values=plural(loss["nan_rows"], "logged loss value")))
+    parts += _throughput(d)
     if d["moe"]["drop_fraction_max"] is not None:
-        parts.append(f"Token dropping peaked at {fmt_pct(d['moe']['drop_fraction_max'])}.")
+        parts.append(_("Token dropping peaked at {share}.").format(
+            share=fmt_pct(d["moe"]["drop_fraction_max"])))
     if d["restarts"] or d["downtime_seconds"]:
-        parts.append(f"{plural(d['restarts'], 'restart')}, "
-                     f"{fmt_duration(d['downtime_seconds'] or 0)} without telemetry.")
+        parts.append(_("{restarts}, {duration} without telemetry.").format(
+            restarts=plural(d["restarts"], "restart"),
+            duration=fmt_duration(d["downtime_seconds"] or 0)))
     n_fail, n_thr = len(d["failures"]), len(d["threads_updated"])
     if n_fail or n_thr:
-        parts.append(f"{plural(n_fail, 'failure record')}; "
-                     f"{plural(n_thr, 'issue thread')} updated.")
-    return " ".join(parts)
+        parts.append(_("{failures}; {threads} updated.").format(
+            failures=plural(n_fail, "failure record"), threads=plural(n_thr, "issue thread")))
+    # Chinese sentences follow each other without a space.
+    return ("" if is_chinese() else " ").join(parts)
+
+
+def _throughput(d: DaySummary) -> list[str]:
+    th = d["throughput"]
+    if th["compute_tokens_per_second_p50"] is None:
+        return []
+    text = _("Compute-step throughput was {rate}").format(
+        rate=fmt_si(th["compute_tokens_per_second_p50"], _(" tok/s")))
+    if th["sustained_tokens_per_second"] is not None and th["goodput"] is not None:
+        text += _(", sustained {rate} (goodput {goodput})").format(
+            rate=fmt_si(th["sustained_tokens_per_second"], _(" tok/s")),
+            goodput=fmt_pct(th["goodput"]))
+    if th["mfu_p50"] is not None:
+        mfu = (fmt_num(th["mfu_p50"], 1, "%") if th.get("mfu_unit", "percent") == "percent"
+               else fmt_pct(th["mfu_p50"]))
+        text += _("; MFU p50 {mfu}").format(mfu=mfu)
+    return [text + _(".")]
 
 
 def residual_line(p: Mapping[str, Any] | None) -> str | None:
@@ -76,29 +97,34 @@ def residual_line(p: Mapping[str, Any] | None) -> str | None:
         return None
     band = ""
     if p.get("outside_band") is not None:
-        band = (" — outside the band" if p["outside_band"]
-                else " — inside the band") + f" [{fmt_num(p['low'])}, {fmt_num(p['high'])}]"
-    moved = " The prediction changed since day 1!" if p.get("changed") else ""
+        band = (_(" — outside the band") if p["outside_band"] else _(" — inside the band")) \
+            + f" [{fmt_num(p['low'])}, {fmt_num(p['high'])}]"
+    moved = _(" The prediction changed since day 1!") if p.get("changed") else ""
     verdict = p.get("inference")
     if verdict:
-        moved += (f" Inference: {verdict['statement']} (would be falsified by "
-                  f"{verdict['falsified_by']}).")
-    return (f"Eval loss {fmt_num(p['actual'], 4)} at step {fmt_count(p['eval_step'])} "
-            f"({fmt_pct(p['fraction'])} of the budget) vs predicted "
-            f"{fmt_num(p['predicted'], 4)}: residual {fmt_signed(p['residual'], 4)} "
-            f"({p['sign']}){band}.{moved}")
+        moved += _(" Inference: {statement} (would be falsified by {falsified_by}).").format(
+            statement=translate_text(verdict["statement"]),
+            falsified_by=translate_text(verdict["falsified_by"]))
+    return _("Eval loss {actual} at step {step} ({share} of the budget) vs predicted "
+             "{predicted}: residual {residual} ({sign}){band}.{moved}").format(
+        actual=fmt_num(p["actual"], 4), step=fmt_count(p["eval_step"]),
+        share=fmt_pct(p["fraction"]), predicted=fmt_num(p["predicted"], 4),
+        residual=fmt_signed(p["residual"], 4), sign=term(p["sign"], "prediction sign"),
+        band=band, moved=moved)
 
 
 def describe_correction(c: Mapping[str, Any]) -> str:
     """Return one sentence saying what a correction changes."""
-    return (f"{c['figure']} of {c['day']}: {_fmt(c['previous'])} on the published record, "
-            f"{_fmt(c['corrected'])} with the data stored by snapshot {c['found_by']} "
-            f"({c['reason']}).")
+    return _("{figure} of {day}: {published} on the published record, {corrected} with the "
+             "data stored by snapshot {snapshot} ({reason}).").format(
+        figure=c["figure"], day=fmt_date(c["day"]), published=_fmt(c["previous"]),
+        corrected=_fmt(c["corrected"]), snapshot=c["found_by"],
+        reason=translate_text(c["reason"]))
 
 
 def _fmt(value: Any) -> str:
     if value is None:
-        return "missing"
+        return _("missing")
     if isinstance(value, float) and abs(value) >= 1e6:
         return fmt_si(value)
     if isinstance(value, float):

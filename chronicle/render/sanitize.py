@@ -10,12 +10,15 @@ Markdown passes through untouched.
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 
 import markdown
 import nh3
 from markupsafe import Markup, escape
+
+from chronicle.render.i18n import gettext as _
 
 ALLOWED_TAGS = {
     "a", "abbr", "b", "blockquote", "br", "code", "del", "details", "em", "h4", "h5",
@@ -64,8 +67,10 @@ def _demote(match: re.Match[str]) -> str:
     return f"<{match.group(1)}h{level}"
 
 
+@functools.lru_cache(maxsize=4096)
 def comment_html(text: str) -> Markup:
-    """Return the sanitised HTML of one untrusted Markdown comment."""
+    """Return the sanitised HTML of one untrusted Markdown comment (remembered: a thread
+    page, the day pages and every language's edition show the same comments)."""
     text = (text or "")[:MAX_CHARS].replace("\r\n", "\n").replace("\r", "\n")
     text = _COMMENT.sub("", text)
     html = markdown.markdown(text, extensions=_EXTENSIONS, output_format="html")
@@ -76,7 +81,7 @@ def comment_html(text: str) -> Markup:
 
 def comment_block(text: str, css_class: str = "chronicle-comment") -> Markup:
     """Return a comment as a self-contained raw HTML block for a Markdown page."""
-    body = comment_html(text) or Markup("<p><em>(empty)</em></p>")
+    body = comment_html(text) or Markup("<p><em>" + escape(_("(empty)")) + "</em></p>")
     return Markup(f'<div class="{escape(css_class)}">\n{body}\n</div>')
 
 

@@ -1,5 +1,7 @@
 """`chronicle build`: mkdocs build --strict of the chronicle folder (never the network).
 
+One mkdocs build per language of `site.languages` (site/editions.py): English at the
+site's root first, then each translated edition into `<lang>/` of the same site folder.
 It holds the store's lock (a snapshot must not commit under it), refuses to build into a
 folder holding anything but an earlier chronicle site (mkdocs empties the site folder
 first), and when `--strict` aborts, the error lists the warnings that made it abort.
@@ -9,12 +11,15 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from chronicle.config import RunConfig
 from chronicle.errors import ChronicleError
+from chronicle.render.i18n import edition_dir
+from chronicle.site.editions import Editions
 from chronicle.store import Store, locked
 
 # Files every chronicle site has: a folder holding them is a previous build, safe to empty.
@@ -62,8 +67,12 @@ def _source_date_epoch(value: str) -> Iterator[None]:
             os.environ["SOURCE_DATE_EPOCH"] = old
 
 
-def build_site(config: RunConfig, site_dir: Path | None = None) -> Path:
-    """Build the site into `site_dir` (default <root>/site) and return it."""
+def build_site(config: RunConfig, site_dir: Path | None = None,
+               seconds: dict[str, float] | None = None) -> Path:
+    """Build the site into `site_dir` (default <root>/site) and return it.
+
+    `seconds`, when given, receives the wall time of each language's build.
+    """
     mkdocs_yml = config.root / "mkdocs.yml"
     if not mkdocs_yml.is_file():
         raise ChronicleError(
@@ -72,28 +81,47 @@ def build_site(config: RunConfig, site_dir: Path | None = None) -> Path:
     site_dir = site_dir or config.root / "site"
     check_site_dir(site_dir, config)
     store = Store(config.docs_dir)
+    editions = Editions()
     with locked(store, "build"):
         latest = store.latest()
         # Same store, same bytes: dates that mkdocs and the feed plugin would take from the
         # clock come from the newest snapshot instead.
         epoch = str(int(latest.taken_at.timestamp())) if latest else "0"
         with _source_date_epoch(epoch):
-            _mkdocs_build(config, mkdocs_yml, site_dir)
+            for code in config.site.languages:  # English first: it empties the site folder
+                started = time.perf_counter()
+                _mkdocs_build(config, mkdocs_yml, site_dir / edition_dir(code), code,
+                              editions)
+                if seconds is not None:
+                    seconds[code] = time.perf_counter() - started
     return site_dir
 
 
-def _mkdocs_build(config: RunConfig, mkdocs_yml: Path, site_dir: Path) -> None:
+def _mkdocs_build(config: RunConfig, mkdocs_yml: Path, site_dir: Path, code: str,
+                  editions: Editions) -> None:
+    """Run one mkdocs build of `mkdocs_yml` into `site_dir`, as the `code` edition."""
     from mkdocs.commands.build import build
     from mkdocs.config import load_config as load_mkdocs
     from mkdocs.exceptions import Abort, ConfigurationError, PluginError
+
+    from chronicle.site.plugin import ChroniclePlugin
 
     collect = _Collect()
     logger = logging.getLogger("mkdocs")
     logger.addHandler(collect)
     cwd = Path.cwd()
+    edition = "" if code == config.site.languages[0] else f" ({code} edition)"
     try:
         os.chdir(config.root)  # gen-files scripts are resolved relative to the cwd
         cfg = load_mkdocs(config_file=str(mkdocs_yml), strict=True, site_dir=str(site_dir))
+        plugin = cfg.plugins.get("chronicle")
+        if isinstance(plugin, ChroniclePlugin):
+            plugin.use_edition(code, editions)
+        elif edition:
+            raise ChronicleError(
+                f"{mkdocs_yml}: site.languages lists {code}, but only the `chronicle` plugin "
+                "builds translated editions; add `- chronicle` under `plugins:` (this "
+                "mkdocs.yml predates it), or set `site.languages: [en]`")
         # The mkdocs CLI fires these around a build; plugins (rss) set up state in them.
         cfg.plugins.on_startup(command="build", dirty=False)
         try:
@@ -105,7 +133,7 @@ def _mkdocs_build(config: RunConfig, mkdocs_yml: Path, site_dir: Path) -> None:
         listed = "".join(f"\n  - {m}" for m in warned[:_MAX_WARNINGS])
         if len(warned) > _MAX_WARNINGS:
             listed += f"\n  - ... and {len(warned) - _MAX_WARNINGS} more"
-        raise ChronicleError(f"{mkdocs_yml}: the site build failed: {err}"
+        raise ChronicleError(f"{mkdocs_yml}: the site build failed{edition}: {err}"
                              + (f"; the warnings:{listed}" if warned else "")) from err
     finally:
         logger.removeHandler(collect)

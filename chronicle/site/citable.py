@@ -17,6 +17,8 @@ from chronicle.models import iso
 from chronicle.render import feeds, render
 from chronicle.render.changes_page import change_items
 from chronicle.render.cite import Entry, citation_cff, cite_markdown, csl_json, data_files
+from chronicle.render.i18n import N_, edition_dir, language
+from chronicle.render.i18n import gettext as _
 from chronicle.site.inputs import BuildInputs
 from chronicle.store import SnapshotInfo
 
@@ -34,14 +36,17 @@ def day_entry(config: RunConfig, day: Mapping[str, Any], snap: SnapshotInfo) -> 
         json_sha256=js.get("sha256"), license=config.site.license)
 
 
-def day_sections(config: RunConfig, day: Mapping[str, Any], snap: SnapshotInfo) -> str:
-    """Return the Markdown appended to a sealed day page: "Cite this entry" and "Data files"."""
+def day_sections(config: RunConfig, day: Mapping[str, Any], snap: SnapshotInfo,
+                 record: str = "") -> str:
+    """Return the Markdown appended to a sealed day page: "Cite this entry" and "Data files"
+    (`record`: the path to the English site root from a translated day page)."""
     used = [a for entry in ((day.get("provenance") or {}).get("figures") or {}).values()
             for a in entry.get("artifacts") or []]
     if not used:  # sealed before provenance existed: the snapshot that sealed it
         used = [{"path": f"data/{snap.id}/{name}", **meta} for name, meta in snap.files.items()]
     files = data_files(snap.sealed.get(day["date"], {}), used)
-    return cite_markdown(day_entry(config, day, snap), files, f"{day['date']}/cite.json")
+    return cite_markdown(day_entry(config, day, snap), files, f"{day['date']}/cite.json",
+                         record)
 
 
 def snapshot_chain(snapshots: Sequence[SnapshotInfo]) -> list[dict[str, Any]]:
@@ -83,19 +88,21 @@ def archive_files(inputs: BuildInputs) -> dict[str, str | bytes]:
     announced = {c["id"]: d["date"] for d in days for c in d.get("corrections") or ()}
     out["corrections.md"] = render(
         "corrections.md.j2", corrections=list(reversed(corrections)), announced=announced)
+    # The feeds of a translated edition link its own pages and speak its language.
+    url = edition_url(config, language())
     groups = {
         "failures": (feeds.failure_items(failures, store.failures_first_seen(), url),
-                     f"{config.site.title}: failures",
-                     "Failure records of the run: incidents, restarts, gaps, loss spikes.",
+                     _feed_title(config, "failures"),
+                     _("Failure records of the run: incidents, restarts, gaps, loss spikes."),
                      f"{url}failures.html"),
         "corrections": (feeds.correction_items(corrections, announced, url),
-                        f"{config.site.title}: corrections",
-                        "Late data that changed a figure of a sealed day.",
+                        _feed_title(config, "corrections"),
+                        _("Late data that changed a figure of a sealed day."),
                         f"{url}corrections.html"),
         "changes": (change_items(inputs.changes.changes, url),
-                    f"{config.site.title}: changes",
-                    "What the run changed mid-flight: config, context length, token budget, "
-                    "data mixture, and the merged pull requests behind them.",
+                    _feed_title(config, "changes"),
+                    _("What the run changed mid-flight: config, context length, token budget, "
+                      "data mixture, and the merged pull requests behind them."),
                     f"{url}changes.html"),
     }
     for name, (items, title, about, page) in groups.items():
@@ -114,12 +121,25 @@ def alternate_links(config: RunConfig, base: str) -> str:
     """
     tags = []
     for name, (xml_name, json_name) in feeds.FEEDS.items():
-        title = f"{config.site.title}: {name}"
+        title = _feed_title(config, name)
         tags.append(f'<link rel="alternate" type="application/rss+xml" title="{_attr(title)}" '
                     f'href="{base}{xml_name}">')
         tags.append(f'<link rel="alternate" type="application/feed+json" '
                     f'title="{_attr(title)} (JSON)" href="{base}{json_name}">')
     return "".join(tags)
+
+
+FEED_NAMES = {"failures": N_("failures"), "corrections": N_("corrections"),
+              "changes": N_("changes")}
+
+
+def _feed_title(config: RunConfig, name: str) -> str:
+    return _("{site}: {feed}").format(site=config.site.title, feed=_(FEED_NAMES[name]))
+
+
+def edition_url(config: RunConfig, code: str) -> str:
+    """Return the public URL of a language's edition (the site's own URL for English)."""
+    return config.site.url + edition_dir(code)
 
 
 def _attr(text: str) -> str:

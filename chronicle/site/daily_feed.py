@@ -17,8 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from chronicle.render.feeds import day_item_html
+from chronicle.render.formats import fmt_date
+from chronicle.render.i18n import DEFAULT, language
+from chronicle.render.i18n import gettext as _
 from chronicle.render.metrics import alert_rules
 from chronicle.render.signals import drop_rows, dropping_verdict, prediction_verdict, risks_verdict
+from chronicle.render.translate import translate_text
+from chronicle.site.citable import edition_url
 from chronicle.site.inputs import BuildInputs
 
 RSS_FEEDS = ("feed_rss_created.xml", "feed_rss_updated.xml")
@@ -29,20 +34,21 @@ _DESCRIPTION = re.compile(r"<description>.*?</description>", re.DOTALL)
 
 
 def item_html(inputs: BuildInputs) -> dict[str, str]:
-    """Return {day permalink: the HTML of its feed item} for every sealed day."""
-    config, url = inputs.config, inputs.config.site.url
+    """Return {day permalink: the HTML of its feed item} for every sealed day, in the
+    language being rendered (a translated edition's permalinks are its own)."""
+    config, url = inputs.config, edition_url(inputs.config, language())
     alert = alert_rules(config, "drop_fraction")
     out = {}
     for i, day in enumerate(inputs.days):
         rows, kind = drop_rows(inputs.days[: i + 1])
         verdicts = []
         if "prediction" in day:
-            verdicts.append(("Prediction", prediction_verdict(
+            verdicts.append((_("Prediction"), prediction_verdict(
                 day.get("prediction"), configured=day.get("prediction") is not None)))
-        verdicts.append(("Token dropping", dropping_verdict(rows, kind,
-                                                            alert[0][0] if alert else None)))
+        verdicts.append((_("Token dropping"), dropping_verdict(
+            rows, kind, alert[0][0] if alert else None)))
         if "risks" in day:
-            verdicts.append(("Risk points", risks_verdict(day.get("risks") or [])))
+            verdicts.append((_("Risk points"), risks_verdict(day.get("risks") or [])))
         image, alt = _image(inputs, day["date"])
         out[f"{url}days/{day['date']}.html"] = day_item_html(day, url, image, alt, verdicts)
     return out
@@ -50,11 +56,13 @@ def item_html(inputs: BuildInputs) -> dict[str, str]:
 
 def _image(inputs: BuildInputs, date: str) -> tuple[str | None, str]:
     folder = inputs.store.days / date
-    alt = f"Loss, run so far, to {date}"
+    alt = _("Loss, run so far, to {date}").format(date=fmt_date(date))
     spec = folder / "loss.vl.json"
     if spec.is_file():
-        alt = str(json.loads(spec.read_bytes()).get("description") or alt)
-    for name in ("loss.png", "loss.svg"):
+        alt = translate_text(str(json.loads(spec.read_bytes()).get("description") or alt))
+    # A translated edition shows its own SVG: the sealed PNG has English text drawn in.
+    names = ("loss.png", "loss.svg") if language() == DEFAULT else ("loss.svg",)
+    for name in names:
         if (folder / name).is_file():
             return f"days/{date}/{name}", alt
     return None, alt

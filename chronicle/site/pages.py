@@ -17,6 +17,7 @@ from chronicle.render.archive_pages import about_page, archive_page, failures_pa
 from chronicle.render.changes_page import changes_json, changes_page, sealed_dates
 from chronicle.render.charts_page import charts_page
 from chronicle.render.home import HomeInputs, render_home
+from chronicle.render.i18n import N_
 from chronicle.render.run_pages import run_pages
 from chronicle.render.svg import javascript_bundle
 from chronicle.render.threads import thread_pages
@@ -60,22 +61,22 @@ def _changes(i: BuildInputs) -> Files:
 # Nav order. Pages whose files come from a shared builder (run_pages writes six, the
 # archive files write corrections.md and the feeds) name it once, on their first entry.
 SECTIONS: tuple[Section, ...] = (
-    Section("Home", "index.md", _home),
-    Section("Archive", "archive.md", lambda i: {"archive.md": archive_page(i.days)}),
-    Section("Charts", "charts.md", lambda i: charts_page(i.config, i.series, i.failures, i.days,
+    Section(N_("Home"), "index.md", _home),
+    Section(N_("Archive"), "archive.md", lambda i: {"archive.md": archive_page(i.days)}),
+    Section(N_("Charts"), "charts.md", lambda i: charts_page(i.config, i.series, i.failures, i.days,
                                                          i.changes.changes)),
-    Section("Threads", "threads/index.md", lambda i: thread_pages(i.threads, i.snapshots)),
-    Section("Failures", "failures.md", lambda i: {"failures.md": failures_page(
+    Section(N_("Threads"), "threads/index.md", lambda i: thread_pages(i.threads, i.snapshots)),
+    Section(N_("Failures"), "failures.md", lambda i: {"failures.md": failures_page(
         i.failures, i.latest.id if i.latest else None)}),
-    Section("Changes", "changes.md", _changes),
-    Section("Corrections", "corrections.md", archive_files),
-    Section("Health", "health.md", _run_pages),
-    Section("Prediction", "prediction.md"),
-    Section("Risks", "risks.md"),
-    Section("Throughput", "throughput.md"),
-    Section("Cost", "cost.md"),
-    Section("Claims", "claims.md"),
-    Section("About", "about.md", lambda i: {"about.md": about_page(i.config)}),
+    Section(N_("Changes"), "changes.md", _changes),
+    Section(N_("Corrections"), "corrections.md", archive_files),
+    Section(N_("Health"), "health.md", _run_pages),
+    Section(N_("Prediction"), "prediction.md"),
+    Section(N_("Risks"), "risks.md"),
+    Section(N_("Throughput"), "throughput.md"),
+    Section(N_("Cost"), "cost.md"),
+    Section(N_("Claims"), "claims.md"),
+    Section(N_("About"), "about.md", lambda i: {"about.md": about_page(i.config)}),
 )
 BUNDLE = "assets/javascripts/vega-bundle.js"
 # The site's own style and script ship with the package, like the vega bundle, so an

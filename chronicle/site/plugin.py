@@ -14,19 +14,42 @@ import os
 import re
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, event_priority
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
+from mkdocs.utils.templates import TemplateContext
 
 from chronicle.config import RunConfig, load_config
 from chronicle.errors import ChronicleError
+from chronicle.render import fmt_date
+from chronicle.render.i18n import DEFAULT, gettext, use_language
+from chronicle.render.translate import translate_svg
 from chronicle.site.citable import alternate_links, day_sections
 from chronicle.site.daily_feed import fill_daily_feeds, item_html
+from chronicle.site.editions import (
+    LOCALE_FOLDER,
+    Editions,
+    alternates,
+    edition_files,
+    folder_sitemaps,
+    localize_config,
+    root_links,
+    translate_nav,
+    twin_links,
+)
 from chronicle.site.inputs import BuildInputs, load_inputs
-from chronicle.site.pages import SCRIPT, STYLESHEET, THEME_DIR, complete_nav, site_files
+from chronicle.site.pages import (
+    SCRIPT,
+    SECTIONS,
+    STYLESHEET,
+    THEME_DIR,
+    complete_nav,
+    site_files,
+)
 from chronicle.site.statics import Drawing
 
 log = logging.getLogger("mkdocs.plugins.chronicle")
@@ -44,29 +67,52 @@ def load_run_config(mkdocs_config: MkDocsConfig) -> RunConfig:
 
 
 class ChroniclePlugin(BasePlugin):
-    """Generate a chronicle's run-wide pages and finish its sealed day pages."""
+    """Generate a chronicle's run-wide pages and finish its sealed day pages.
+
+    One instance builds one language's edition (site/editions.py): English, the sealed
+    record, unless `chronicle build` hands it another language with `use_edition`.
+    """
 
     def __init__(self) -> None:
         self.run: RunConfig | None = None
         self._inputs: BuildInputs | None = None
         self._drawing: Drawing | None = None
+        self.code = DEFAULT
+        self.editions: Editions | None = None
+        self.pages: list[str] = []  # the pages this build wrote (dest_uri)
+        self._chart_svgs: list[str] = []  # a translated edition's run-wide chart SVGs
+
+    def use_edition(self, code: str, editions: Editions) -> None:
+        """Build the `code` edition, sharing what `editions` holds with the other builds."""
+        self.code, self.editions = code, editions
 
     @property
     def inputs(self) -> BuildInputs:
-        """The store as this build sees it, read once."""
+        """The store as this build sees it, read once (once for all editions)."""
+        if self._inputs is None and self.editions is not None:
+            self._inputs = self.editions.inputs
         if self._inputs is None:
             assert self.run is not None, "on_config runs first"
             try:
                 self._inputs = load_inputs(self.run)
             except ChronicleError as err:
                 raise PluginError(str(err)) from err
+            if self.editions is not None:
+                self.editions.inputs = self._inputs
         return self._inputs
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        return self.run.site.languages if self.run is not None else (DEFAULT,)
 
     @event_priority(100)  # before the rss plugin reads site_url
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
         """Set site_url, name, author and copyright from chronicle.yml; pin the build date."""
         run = load_run_config(config)
-        self.run, self._inputs, self._drawing = run, None, None
+        if self.editions is not None and self.editions.inputs is not None \
+                and self.editions.inputs.config != run:
+            self.editions.inputs = None  # another chronicle: read its own store
+        self.run, self._inputs, self._drawing, self.pages = run, None, None, []
         config.nav = complete_nav(config.nav)
         use_theme_overrides(config)
         if STYLESHEET not in config.extra_css:
@@ -79,6 +125,13 @@ class ChroniclePlugin(BasePlugin):
         config.site_description = config.site_description or (
             f"A dated, citable chronicle of the training run {run.run.name}: one page per day.")
         config.copyright = f"{run.site.author} · {run.site.license}"
+        if self.code != DEFAULT:
+            with self.language():
+                localize_config(config, run, self.code)
+                config.nav = translate_nav(config.nav, {s.path: s.title for s in SECTIONS})
+        if len(self.languages) > 1:
+            # The language switch: the edition's home until a page names its own twin.
+            config.extra["alternate"] = alternates(self.languages, self.code)
         latest = self.inputs.latest
         # Same store, same bytes: sitemap.xml.gz and the feeds' build dates use this.
         os.environ.setdefault("SOURCE_DATE_EPOCH", str(int(latest.taken_at.timestamp()))
@@ -86,24 +139,50 @@ class ChroniclePlugin(BasePlugin):
         rss = config.plugins.get("rss")
         image = getattr(getattr(rss, "config", None), "image", None)
         if rss is not None and image and not image.startswith(("http://", "https://")):
-            rss.config.image = run.site.url + image.lstrip("/")
+            rss.config.image = config.site_url + image.lstrip("/")
         return config
+
+    def language(self) -> Any:
+        """Return the context rendering in this edition's language (with the chronicle's
+        own catalog folder, if it has one)."""
+        assert self.run is not None, "on_config runs first"
+        return use_language(self.code, self.run.root / LOCALE_FOLDER)
 
     def on_files(self, files: Files, *, config: MkDocsConfig) -> Files:
         """Add every generated page and file (in memory; nothing is written to docs/) and
         start drawing the charts' static SVGs (written by on_post_build)."""
-        generated = site_files(self.inputs)
-        self._drawing = Drawing(generated)
+        if self.code == DEFAULT:
+            generated = site_files(self.inputs)
+            self._drawing = Drawing(generated)
+        else:
+            # A translated edition renders its own day pages from the sealed JSON; the
+            # sealed files and the published data stay at the root, once.
+            for file in [f for f in files if f.src_uri.startswith(("days/", "data/"))]:
+                files.remove(file)
+            generated, english = edition_files(self.inputs, self.code)
+            self._chart_svgs = [p[: -len(".vl.json")] + ".svg" for p in english]
+            # Its charts' SVGs are the English build's, translated (drawn again only when
+            # this edition is built on its own).
+            drawn = self.editions.svgs if self.editions is not None else {}
+            self._drawing = None if set(english) <= set(drawn) else Drawing(english)
         for path, content in generated.items():
             old = files.get_file_from_path(path)
-            if old is not None:  # e.g. a scaffold's old copy of the site's stylesheet
+            if old is not None:
                 files.remove(old)
-            files.append(File.generated(config, path, content=content))
+            file = File.generated(config, path, content=content)
+            if self.code != DEFAULT and DAY_PAGE.match(path):
+                # The rss plugin files every day page under its source path; a generated
+                # page has none, so it gets a virtual one (never read: content is set).
+                file.abs_src_path = str(Path(config.docs_dir) / f".{self.code}" / path)
+            files.append(file)
         return files
 
     def on_page_markdown(self, markdown: str, *, page: Page, config: MkDocsConfig,
                          files: Files) -> str:
         """Append the citation, data files and a link to the next day to a sealed day page."""
+        if self.code != DEFAULT:  # a translated day page is complete
+            return root_links(markdown, page.file.src_uri,
+                              lambda path: files.get_file_from_path(path) is not None)
         match = DAY_PAGE.match(page.file.src_uri)
         if not match:
             return markdown
@@ -115,7 +194,16 @@ class ChroniclePlugin(BasePlugin):
         later = [d["date"] for d in self.inputs.days if d["date"] > day]
         if not later:
             return markdown
-        return markdown.rstrip("\n") + f"\n\n[Next day: {later[0]} →]({later[0]}.md)\n"
+        return markdown.rstrip("\n") + "\n\n" + gettext("[Next day: {date} →]({link})").format(
+            date=fmt_date(later[0]), link=f"{later[0]}.md") + "\n"
+
+    def on_page_context(self, context: TemplateContext, *, page: Page, config: MkDocsConfig,
+                        nav: Any) -> TemplateContext:
+        """Point the language switch at this page in every language (hreflang both ways)."""
+        if len(self.languages) > 1:
+            config.extra["alternate"] = alternates(self.languages, self.code,
+                                                   page.file.dest_uri)
+        return context
 
     def _cite_sections(self, day: str) -> str:
         snap = self.inputs.sealers.get(date.fromisoformat(day))
@@ -125,21 +213,52 @@ class ChroniclePlugin(BasePlugin):
         return day_sections(self.inputs.config, sealed, snap)
 
     def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str:
-        """Announce the failures and corrections feeds in every page's <head>."""
+        """Announce the failures and corrections feeds in every page's <head>; point the
+        language switch at this page's twins."""
         base = "../" * page.url.count("/")  # use_directory_urls is off: days/x.html -> ../
-        return output.replace("</head>", alternate_links(self.inputs.config, base) + "</head>", 1)
+        self.pages.append(page.file.dest_uri)
+        if len(self.languages) > 1:  # the next page (or 404.html) names its own twin
+            config.extra["alternate"] = alternates(self.languages, self.code)
+            output = twin_links(output, self.languages, self.code, page.file.dest_uri)
+        with self.language():
+            links = alternate_links(self.inputs.config, base)
+        return output.replace("</head>", links + "</head>", 1)
+
+    def _write_svgs(self, site_dir: Path) -> None:
+        """Write the static SVG of every generated chart: drawn for English, translated
+        from the English ones for another language."""
+        if self.code == DEFAULT:
+            if self._drawing is not None:
+                self._drawing.write(site_dir)
+                if self.editions is not None:
+                    self.editions.svgs = self._drawing.svgs()
+            self._drawing = None
+            return
+        english = self._drawing.svgs() if self._drawing is not None else (
+            self.editions.svgs if self.editions is not None else {})
+        with self.language():
+            for path in self._chart_svgs:
+                if path in english:
+                    target = site_dir / path
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_text(translate_svg(english[path]), encoding="utf-8")
+        self._drawing = None
 
     @event_priority(-100)  # after the rss plugin has written its feeds
     def on_post_build(self, *, config: MkDocsConfig) -> None:
         """Serve sealed sources byte for byte; fill in the feeds' enclosure lengths and
-        each daily item's HTML."""
-        serve_sealed_sources(config)
-        if self._drawing is not None:
-            self._drawing.write(Path(config.site_dir))
-            self._drawing = None
+        each daily item's HTML; write the sitemaps of the language switch."""
+        if self.code == DEFAULT:
+            serve_sealed_sources(config)
+        self._write_svgs(Path(config.site_dir))
         fix_enclosure_lengths(config)
         if config.plugins.get("rss") is not None:
-            fill_daily_feeds(Path(config.site_dir), item_html(self.inputs))
+            with self.language():
+                fill_daily_feeds(Path(config.site_dir), item_html(self.inputs))
+        if len(self.languages) > 1 and self.run is not None:
+            for path, text in folder_sitemaps(self.pages, self.languages, self.run,
+                                              self.code).items():
+                (Path(config.site_dir) / path).write_text(text, encoding="utf-8")
 
 
 def use_theme_overrides(config: MkDocsConfig) -> None:

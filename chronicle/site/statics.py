@@ -35,10 +35,17 @@ class Drawing:
 
     def __init__(self, files: Mapping[str, str | bytes]) -> None:
         self._wait: Callable[[], dict[str, str]] = start_svgs(chart_specs(files))
+        self._svgs: dict[str, str] | None = None
+
+    def svgs(self) -> dict[str, str]:
+        """Wait for the drawings; return {path of the SVG: its text}."""
+        if self._svgs is None:
+            self._svgs = self._wait()
+        return self._svgs
 
     def write(self, site_dir: Path) -> int:
         """Wait for the drawings, write them under `site_dir`; return how many."""
-        svgs = self._wait()
+        svgs = self.svgs()
         for path, svg in svgs.items():
             target = site_dir / path
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -19,6 +19,7 @@ from chronicle.analysis.verdicts import day1_sha256, watch_day
 from chronicle.config import RunConfig
 from chronicle.render.day import render_day_files
 from chronicle.render.day_charts import day_charts
+from chronicle.render.i18n import DEFAULT, use_language
 from chronicle.render.prose import write_summary
 from chronicle.render.svg import render_statics
 from chronicle.snapshot.evidence import Evidence
@@ -52,7 +53,16 @@ def sealed_day_json(store: Store, day: date) -> dict[str, Any] | None:
 
 
 def seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
-    """Return {day: {path under docs/: bytes}} of every day this snapshot seals."""
+    """Return {day: {path under docs/: bytes}} of every day this snapshot seals.
+
+    Always in English, the record's language, whatever language a caller renders in: a
+    translation is rendered from these files at build time and never changes them.
+    """
+    with use_language(DEFAULT):
+        return _seal_days(inputs)
+
+
+def _seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
     config, store = inputs.config, inputs.store
     sealed: dict[str, dict[str, bytes]] = {}
     previous: Mapping[str, Any] | None = None

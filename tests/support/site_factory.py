@@ -59,6 +59,7 @@ site:
   url: {url}
   author: Test Authors
   license: CC-BY-4.0
+  languages: [{languages}]
 """
 
 
@@ -113,10 +114,11 @@ def _thread(at: datetime, nights: int) -> Thread:
 
 
 def make_chronicle(root: Path, nights: int = 4, failed_source: str | None = None,
-                   url: str = SITE_URL) -> Built:
+                   url: str = SITE_URL, languages: tuple[str, ...] = ("en",)) -> Built:
     """Scaffold a chronicle in `root` with `nights` snapshots, each sealing one day."""
     shutil.copytree(SCAFFOLD, root, ignore=shutil.ignore_patterns("__pycache__"))
-    (root / "chronicle.yml").write_text(CHRONICLE_YML.format(start=START, url=url))
+    (root / "chronicle.yml").write_text(CHRONICLE_YML.format(
+        start=START, url=url, languages=", ".join(languages)))
     config = load_config(root)
     store = Store(config.docs_dir)
     run = RunRecord("run-a", "run-a", "running", datetime(2026, 8, 20, tzinfo=UTC), None)
@@ -160,6 +162,18 @@ def make_chronicle(root: Path, nights: int = 4, failed_source: str | None = None
             sealed={day.isoformat(): render_day_files(summary, charts, svgs, config)})
         previous = summary
     return Built(config, root)
+
+
+def chronicle_build(root: Path, site: Path) -> Path:
+    """Run `chronicle build` (every language's mkdocs build --strict) in a subprocess."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_MKDOCS_2_WARNING": "1",
+           "DISABLE_MKDOCS_2_WARNING": "true"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "chronicle.cli", "build", "--dir", str(root), "--site-dir",
+         str(site)], cwd=root, env=env, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise AssertionError(f"chronicle build failed:\n{proc.stdout}\n{proc.stderr}")
+    return site
 
 
 def build_site(root: Path, site: Path | None = None) -> Path:

@@ -1,0 +1,208 @@
+"""A chronicle in English and Chinese: `chronicle build` runs one real mkdocs build --strict
+per language, and the site is read back like a reader (and a crawler) would."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import posixpath
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import feedparser
+import pytest
+
+from chronicle.config import load_config
+from chronicle.store import Store, verify_store
+from tests.support.site_factory import Built, chronicle_build, make_chronicle
+
+NIGHTS = 3
+DATES = ["2026-08-20", "2026-08-21", "2026-08-22"]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Built, Path]:
+    root = tmp_path_factory.mktemp("editions")
+    made = make_chronicle(root / "c", nights=NIGHTS, languages=("en", "zh"))
+    return made, chronicle_build(made.root, root / "site")
+
+
+class _Page(HTMLParser):
+    """The links, alternates and `lang` of one built page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lang = ""
+        self.urls: list[str] = []
+        self.hreflang: dict[str, str] = {}
+        self.switch: dict[str, str] = {}
+        self.feeds: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        if tag == "html":
+            self.lang = a.get("lang", "")
+        for name in ("href", "src", "data-spec"):
+            if a.get(name):
+                self.urls.append(a[name])
+        if tag == "link" and a.get("rel") == "alternate" and "hreflang" in a:
+            self.hreflang[a["hreflang"]] = a["href"]
+        if tag == "link" and a.get("type") == "application/rss+xml":
+            self.feeds.append(a["href"])
+        if tag == "a" and "md-select__link" in a.get("class", ""):
+            self.switch[a["hreflang"]] = a["href"]
+
+
+def _parse(path: Path) -> _Page:
+    page = _Page()
+    page.feed(path.read_text(encoding="utf-8"))
+    return page
+
+
+def _pages(site: Path, zh: bool) -> set[str]:
+    base = site / "zh" if zh else site
+    out = {p.relative_to(base).as_posix() for p in base.rglob("*.html")}
+    return {p for p in out if p != "404.html" and not p.startswith("zh/")}
+
+
+def _resolve(page: Path, url: str) -> Path:
+    return Path(posixpath.normpath((page.parent / url.split("#")[0].split("?")[0]).as_posix()))
+
+
+def test_every_page_has_its_twin_in_the_other_language(built: tuple[Built, Path]) -> None:
+    _, site = built
+    english, chinese = _pages(site, zh=False), _pages(site, zh=True)
+    assert {f"days/{d}.html" for d in DATES} <= english
+    assert {"index.html", "changes.html", "threads/101.html", "health.html"} <= english
+    assert english == chinese
+
+
+def test_lang_attribute_language_switch_and_hreflang_both_ways(
+        built: tuple[Built, Path]) -> None:
+    _, site = built
+    for zh in (False, True):
+        for rel in sorted(_pages(site, zh)):
+            path = (site / "zh" if zh else site) / rel
+            page = _parse(path)
+            assert page.lang == ("zh" if zh else "en"), rel
+            assert set(page.hreflang) == {"en", "zh"}, rel
+            assert page.switch == page.hreflang, rel  # the switch goes where hreflang says
+            en, cn = _resolve(path, page.hreflang["en"]), _resolve(path, page.hreflang["zh"])
+            assert en == site / rel and cn == site / "zh" / rel, rel
+
+
+def test_every_link_of_both_editions_resolves(built: tuple[Built, Path]) -> None:
+    _, site = built
+    broken = []
+    for path in sorted(site.rglob("*.html")):
+        if path.name == "404.html":
+            continue  # served for any missing URL: its links are absolute
+        for url in _parse(path).urls:
+            if re.match(r"^[a-z]+:|^#|^//", url) or not url.split("#")[0]:
+                continue
+            if not _resolve(path, url).exists():
+                broken.append(f"{path.relative_to(site)} -> {url}")
+    assert broken == []
+
+
+def test_published_data_and_the_api_exist_once_at_the_root(built: tuple[Built, Path]) -> None:
+    _, site = built
+    zh = site / "zh"
+    assert not (zh / "data").exists() and not (zh / "api").exists()
+    assert not (zh / "assets" / "javascripts" / "vega-bundle.js").exists()
+    assert not list((zh / "days").glob("*.json")) and not list((zh / "days").glob("*.md"))
+    spec = json.loads((zh / "days" / DATES[1] / "loss.vl.json").read_text(encoding="utf-8"))
+    assert "datasets" not in spec
+    urls = {d["url"] for d in _find(spec, "data") if isinstance(d, dict) and "url" in d}
+    # Relative to the page that draws it (zh/days/<date>.html): the sealed English spec.
+    assert urls == {f"../../days/{DATES[1]}/loss.vl.json"}
+    assert (zh / "days" / urls.pop()).resolve() == (site / "days" / DATES[1] / "loss.vl.json")
+
+
+def _find(node: object, key: str) -> list[object]:
+    if isinstance(node, dict):
+        return ([node[key]] if key in node else []) + [
+            x for v in node.values() for x in _find(v, key)]
+    if isinstance(node, list):
+        return [x for v in node for x in _find(v, key)]
+    return []
+
+
+def test_a_chinese_day_page_names_and_links_the_sealed_entry(built: tuple[Built, Path]) -> None:
+    made, site = built
+    store = Store(made.config.docs_dir)
+    sealers = {d.isoformat(): s for d, s in store.sealed_days().items()}
+    for day in DATES:
+        html = (site / "zh" / "days" / f"{day}.html").read_text(encoding="utf-8")
+        snap = sealers[day]
+        sha = snap.sealed[day][f"days/{day}.md"]["sha256"]
+        assert snap.id in html and sha in html
+        assert f'href="../../days/{day}.md"' in html and f'href="../../days/{day}.html"' in html
+        source = site / "days" / f"{day}.md"
+        assert hashlib.sha256(source.read_bytes()).hexdigest() == sha
+
+
+def test_the_chinese_feeds_have_one_item_per_sealed_day(built: tuple[Built, Path]) -> None:
+    made, site = built
+    url = made.config.site.url + "zh/"
+    rss = feedparser.parse((site / "zh" / "feed_rss_created.xml").read_bytes())
+    assert rss.feed.get("language", "").startswith("zh")
+    links = sorted(e.link for e in rss.entries)
+    assert links == [f"{url}days/{d}.html" for d in DATES]
+    assert all(re.search(r"[\u4e00-\u9fff]", e.title) for e in rss.entries)
+    assert all(re.search(r"[\u4e00-\u9fff]", e.summary) for e in rss.entries)
+    feed = json.loads((site / "zh" / "feed_json_created.json").read_text(encoding="utf-8"))
+    assert sorted(i["url"] for i in feed["items"]) == links
+    for rel in _pages(site, zh=True):  # announced on every Chinese page
+        path = site / "zh" / rel
+        feeds = {_resolve(path, f) for f in _parse(path).feeds}
+        assert site / "zh" / "feed_rss_created.xml" in feeds, rel
+
+
+def test_the_chinese_search_index_is_segmented(built: tuple[Built, Path]) -> None:
+    _, site = built
+    index = json.loads((site / "zh" / "search" / "search_index.json").read_text("utf-8"))
+    assert index["config"]["lang"] == ["zh"]
+    assert "\\u200b" in index["config"]["separator"]  # the regex splits on them
+    text = " ".join(d["text"] for d in index["docs"])
+    assert re.search("[\u4e00-\u9fff]\u200b[\u4e00-\u9fff]", text)  # jieba's word breaks
+    english = json.loads((site / "search" / "search_index.json").read_text("utf-8"))
+    assert english["config"]["lang"] == ["en"]
+
+
+def test_a_translation_edit_changes_no_sealed_file(built: tuple[Built, Path],
+                                                   tmp_path: Path) -> None:
+    made, site = built
+    docs = made.config.docs_dir
+    before = {p: hashlib.sha256(p.read_bytes()).digest() for p in docs.rglob("*") if p.is_file()}
+    # A chronicle's own locale/zh.po wins over the packaged catalog.
+    (made.root / "locale").mkdir()
+    (made.root / "locale" / "zh.po").write_text(
+        'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=utf-8\\n"\n\n'
+        'msgid "Cite this entry"\nmsgstr "引用本条（译文已修订）"\n\n'
+        'msgid "Key figures"\nmsgstr "要点数字（新译）"\n', encoding="utf-8")
+    try:
+        again = chronicle_build(made.root, tmp_path / "site")
+    finally:
+        (made.root / "locale" / "zh.po").unlink()
+        (made.root / "locale").rmdir()
+    after = {p: hashlib.sha256(p.read_bytes()).digest() for p in docs.rglob("*") if p.is_file()}
+    assert after == before
+    assert verify_store(Store(docs)) == []
+    page = (again / "zh" / "days" / f"{DATES[1]}.html").read_text(encoding="utf-8")
+    assert "引用本条（译文已修订）" in page and "要点数字（新译）" in page
+    assert "引用本条（译文已修订）" not in (site / "zh" / "days" / f"{DATES[1]}.html").read_text(
+        encoding="utf-8")
+    # The English edition and every sealed file it serves are the same bytes.
+    for rel in (f"days/{DATES[1]}.md", f"days/{DATES[1]}.json", "api/index.json"):
+        assert (again / rel).read_bytes() == (site / rel).read_bytes()
+
+
+def test_english_only_builds_one_edition(tmp_path: Path) -> None:
+    made = make_chronicle(tmp_path / "c", nights=1)
+    assert load_config(made.root).site.languages == ("en",)
+    site = chronicle_build(made.root, tmp_path / "site")
+    assert not (site / "zh").exists()
+    page = _parse(site / "days" / "2026-08-20.html")
+    assert page.lang == "en" and page.hreflang == {} and page.switch == {}
