@@ -129,6 +129,66 @@ def _find(node: object, key: str) -> list[object]:
     return []
 
 
+class _Text(HTMLParser):
+    """The sentences of a page's article, without code and without issue comments (text
+    people wrote, shown as written)."""
+
+    SKIP = ("code", "pre", "script", "style")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth = self.skip = 0
+        self.out: list[str] = []
+        self.cur: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "article":
+            self.depth += 1
+        if self.depth and (tag in self.SKIP or self.skip or "chronicle-comment" in
+                           (dict(attrs).get("class") or "")):
+            self.skip += 1
+        if tag in ("p", "li", "td", "th", "h1", "h2", "h3", "summary", "div"):
+            self.flush()
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "article":
+            self.depth -= 1
+        if self.depth and self.skip and tag in (*self.SKIP, "div"):
+            self.skip -= 1
+        self.flush()
+
+    def handle_data(self, data: str) -> None:
+        if self.depth and not self.skip:
+            self.cur.append(data)
+
+    def flush(self) -> None:
+        if self.cur:
+            self.out.append("".join(self.cur).strip())
+            self.cur = []
+
+
+ENGLISH_RUN = re.compile(r"(?:[A-Za-z][A-Za-z'’-]*[ ,;:()]+){3,}[A-Za-z][A-Za-z'’-]*")
+
+
+def test_chinese_pages_carry_no_english_template_sentence(built: tuple[Built, Path]) -> None:
+    made, site = built
+    store = Store(made.config.docs_dir)
+    # What people wrote stays as written: issue titles, failure records, config names.
+    written = [f.what for f in store.load_failures()]
+    written += [t.title for states in store.thread_history().values() for _s, t in states]
+    written += [made.config.run.name, made.config.site.title]
+    found = []
+    for path in sorted((site / "zh").rglob("*.html")):
+        text = _Text()
+        text.feed(path.read_text(encoding="utf-8"))
+        text.flush()
+        for sentence in text.out:
+            for run in ENGLISH_RUN.findall(sentence):
+                if not any(run in w for w in written):
+                    found.append(f"{path.relative_to(site)}: {run}")
+    assert found == []
+
+
 def test_a_chinese_day_page_names_and_links_the_sealed_entry(built: tuple[Built, Path]) -> None:
     made, site = built
     store = Store(made.config.docs_dir)

@@ -22,13 +22,15 @@ from chronicle.render.charts import Axis, Options, line_chart
 from chronicle.render.day_charts import Marks, run_marks, run_so_far_chart
 from chronicle.render.embed import publish
 from chronicle.render.formats import fmt_time
+from chronicle.render.i18n import DEFAULT, N_, use_language
+from chronicle.render.i18n import gettext as _
 from chronicle.render.metrics import alert_rules, axis_for, display, show
 
 RUN_POINTS = 2000
-LOSS_NOTE = ("Train loss includes the z-loss; eval loss is a held-out macro average. They are "
-             "different statistics: compare each with itself only.")
-THROUGHPUT_NOTE = ("The gap between the compute-step rate and the sustained rate is time lost "
-                   "to restarts, checkpoints, data loading and downtime.")
+LOSS_NOTE = N_("Train loss includes the z-loss; eval loss is a held-out macro average. "
+               "They are different statistics: compare each with itself only.")
+THROUGHPUT_NOTE = N_("The gap between the compute-step rate and the sustained rate is time "
+                     "lost to restarts, checkpoints, data loading and downtime.")
 
 
 def _noon(day: str) -> float:
@@ -71,9 +73,31 @@ def charts_page(config: RunConfig, series: Series, failures: Sequence[FailureRec
                 changes: Sequence[Mapping[str, Any]] = ()) -> dict[str, str | bytes]:
     """Return charts.md and its run-wide chart specs and SVGs (forks, failures, phase
     changes and the run's context, mixture and budget changes drawn as markers)."""
+    # The charts in English whatever the page's language: a translation translates the
+    # English chart whole (render/translate.py), so both languages share one render.
+    with use_language(DEFAULT):
+        specs = _specs(config, series, failures, days, changes)
+    out: dict[str, str | bytes] = {}
+    listed = []
+    for name, heading, spec, note in specs:
+        if "layer" not in spec:  # a "no data" chart: the page lists only what was logged
+            continue
+        listed.append((_(heading), publish(out, f"charts/{name}", spec, name),
+                       _(note) if note else ""))
+    last_t = float(series.timestamp.max()) if len(series) else None
+    out["charts.md"] = render(
+        "charts.md.j2", charts=listed,
+        data_as_of=datetime.fromtimestamp(last_t, tz=UTC) if last_t is not None else None)
+    return out
+
+
+def _specs(config: RunConfig, series: Series, failures: Sequence[FailureRecord],
+           days: Sequence[Mapping[str, Any]], changes: Sequence[Mapping[str, Any]],
+           ) -> list[tuple[str, str, dict[str, Any], str]]:
+    """Return (name, heading, spec, note) of every run-wide chart, in English."""
     marks = run_marks(series, failures, config, changes)
     budget = config.run.token_budget
-    specs: list[tuple[str, str, dict[str, Any], str]] = [
+    return [
         ("loss", "Loss", run_so_far_chart(
             "loss", {"eval loss": "eval_loss"}, "Loss against tokens processed", series, marks,
             config, None, RUN_POINTS,
@@ -106,14 +130,3 @@ def charts_page(config: RunConfig, series: Series, failures: Sequence[FailureRec
             config, None, RUN_POINTS, "Line chart of the learning rate against tokens "
             "processed"), ""),
     ]
-    out: dict[str, str | bytes] = {}
-    listed = []
-    for name, heading, spec, note in specs:
-        if "layer" not in spec:  # a "no data" chart: the page lists only what was logged
-            continue
-        listed.append((heading, publish(out, f"charts/{name}", spec, name), note))
-    last_t = float(series.timestamp.max()) if len(series) else None
-    out["charts.md"] = render(
-        "charts.md.j2", charts=listed,
-        data_as_of=datetime.fromtimestamp(last_t, tz=UTC) if last_t is not None else None)
-    return out

@@ -21,6 +21,7 @@ from chronicle.render.formats import (
     finite,
     fmt_count,
     fmt_duration,
+    fmt_hours,
     fmt_num,
     fmt_pct,
     fmt_points,
@@ -30,6 +31,8 @@ from chronicle.render.formats import (
     fmt_usd,
     plural,
 )
+from chronicle.render.i18n import N_
+from chronicle.render.i18n import gettext as _
 from chronicle.render.metrics import check_value
 from chronicle.render.prose import describe_correction, residual_line
 from chronicle.render.sanitize import comment_block, plain_text
@@ -50,36 +53,45 @@ def key_figures(day: DaySummary) -> list[tuple[str, str, str, str]]:
     loss, tok, thr = day["loss"], day["tokens"], day["throughput"]
     moe, gn = day["moe"], day["grad_norm"]
     unit = "%" if thr.get("mfu_unit", "percent") == "percent" else ""
-    eval_at = f" (step {fmt_count(loss['eval_step'])})" if loss.get("eval_step") is not None \
-        else ""
+    eval_at = _(" (step {step})").format(step=fmt_count(loss["eval_step"])) \
+        if loss.get("eval_step") is not None else ""
+    tok_s = _(" tok/s")
     rows = [
-        ("Train loss, last", fmt_num(loss["train_last"]), fmt_num(prev.get("loss_train_last")),
+        (_("Train loss, last"), fmt_num(loss["train_last"]),
+         fmt_num(prev.get("loss_train_last")),
          _change(loss["train_last"], prev.get("loss_train_last"), 3)),
-        ("Eval loss, latest" + eval_at, fmt_num(loss["eval_last"]), "", ""),
-        ("Tokens this day", fmt_si(tok["day"]), fmt_si(prev.get("tokens_day")),
+        (_("Eval loss, latest") + eval_at, fmt_num(loss["eval_last"]), "", ""),
+        (_("Tokens this day"), fmt_si(tok["day"]), fmt_si(prev.get("tokens_day")),
          _si_change(tok["day"], prev.get("tokens_day"))),
-        ("Tokens so far", f"{fmt_si(tok['cumulative'])} of {fmt_si(tok['budget'])} "
-         f"({fmt_pct(tok['budget_fraction'])})", "", ""),
-        ("Compute-step throughput p50", fmt_si(thr["compute_tokens_per_second_p50"], " tok/s"),
+        (_("Tokens so far"), _("{done} of {budget} ({share})").format(
+            done=fmt_si(tok["cumulative"]), budget=fmt_si(tok["budget"]),
+            share=fmt_pct(tok["budget_fraction"])), "", ""),
+        (_("Compute-step throughput p50"), fmt_si(thr["compute_tokens_per_second_p50"], tok_s),
          "", ""),
-        ("Sustained throughput", fmt_si(thr["sustained_tokens_per_second"], " tok/s"), "", ""),
-        ("Goodput (sustained ÷ compute)", fmt_pct(thr["goodput"]), fmt_pct(prev.get("goodput")),
-         _change(thr["goodput"], prev.get("goodput"), 1, pct=True)),
-        (f"MFU p50 ({thr.get('mfu_unit', 'percent')})", fmt_num(thr["mfu_p50"], 1, unit),
-         fmt_num(prev.get("mfu_p50"), 1, unit), _change(thr["mfu_p50"], prev.get("mfu_p50"), 1)),
-        ("MoE drop fraction, max", fmt_pct(moe["drop_fraction_max"], 2),
+        (_("Sustained throughput"), fmt_si(thr["sustained_tokens_per_second"], tok_s), "", ""),
+        (_("Goodput (sustained ÷ compute)"), fmt_pct(thr["goodput"]),
+         fmt_pct(prev.get("goodput")), _change(thr["goodput"], prev.get("goodput"), 1, pct=True)),
+        (_("MFU p50 ({unit})").format(unit=_(thr.get("mfu_unit", "percent"))),
+         fmt_num(thr["mfu_p50"], 1, unit), fmt_num(prev.get("mfu_p50"), 1, unit),
+         _change(thr["mfu_p50"], prev.get("mfu_p50"), 1)),
+        (_("MoE drop fraction, max"), fmt_pct(moe["drop_fraction_max"], 2),
          fmt_pct(prev.get("drop_fraction_max"), 2),
          _change(moe["drop_fraction_max"], prev.get("drop_fraction_max"), 2, pct=True)),
-        ("Gradient norm, max", fmt_num(gn["max"]), fmt_num(prev.get("grad_norm_max")),
+        (_("Gradient norm, max"), fmt_num(gn["max"]), fmt_num(prev.get("grad_norm_max")),
          _change(gn["max"], prev.get("grad_norm_max"), 3)),
-        ("Time without telemetry", fmt_duration(day["downtime_seconds"]),
+        (_("Time without telemetry"), fmt_duration(day["downtime_seconds"]),
          fmt_duration(prev.get("downtime_seconds")), ""),
-        ("Restarts", fmt_count(day.get("restarts")), "", ""),
-        ("Accelerator-hours", fmt_num(day["accelerator_hours"], 0), "", ""),
+        (_("Restarts"), fmt_count(day.get("restarts")), "", ""),
+        (_("Accelerator-hours"), fmt_hours(day["accelerator_hours"]), "", ""),
     ]
     for scenario, usd in sorted((day.get("cost") or {}).get("usd", {}).items()):
-        rows.append((f"Cost at {scenario} prices", fmt_usd(usd), "", ""))
+        rows.append((_("Cost at {scenario} prices").format(scenario=scenario), fmt_usd(usd),
+                     "", ""))
     return rows
+
+
+# The MFU units (wandb.mfu_unit) as the key figures name them.
+MFU_UNITS = (N_("percent"), N_("fraction"))
 
 
 def _si_change(now: Any, before: Any) -> str:
@@ -94,21 +106,21 @@ def one_line(day: DaySummary) -> str:
     parts = []
     if loss.get("train_last") is not None:
         change = loss.get("train_change")
-        parts.append(f"loss {fmt_num(loss['train_last'])}"
+        parts.append(_("loss {loss}").format(loss=fmt_num(loss["train_last"]))
                      + (f" ({fmt_signed(change)})" if change is not None else ""))
     if day["tokens"].get("day") is not None:
-        parts.append(f"{fmt_si(day['tokens']['day'])} tokens")
+        parts.append(_("{tokens} tokens").format(tokens=fmt_si(day["tokens"]["day"])))
     if thr.get("mfu_p50") is not None:
         unit = thr.get("mfu_unit", "percent")
         parts.append("MFU " + (fmt_num(thr["mfu_p50"], 1, "%") if unit == "percent"
                                else fmt_pct(thr["mfu_p50"])))
     if day["moe"].get("drop_fraction_max") is not None:
-        parts.append(f"drop ≤ {fmt_pct(day['moe']['drop_fraction_max'])}")
+        parts.append(_("drop ≤ {share}").format(share=fmt_pct(day["moe"]["drop_fraction_max"])))
     if day.get("failures"):
         parts.append(plural(len(day["failures"]), "failure"))
     if day.get("restarts"):
         parts.append(plural(day["restarts"], "restart"))
-    return " · ".join(parts) if parts else "no metrics logged"
+    return " · ".join(parts) if parts else _("no metrics logged")
 
 
 def _threads(day: DaySummary) -> list[dict[str, Any]]:

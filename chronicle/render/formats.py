@@ -19,7 +19,7 @@ from datetime import date, datetime
 from typing import Any
 
 from chronicle.models import parse_time
-from chronicle.render.i18n import gettext, is_chinese
+from chronicle.render.i18n import is_chinese
 
 MISSING = "—"
 MINUS = "−"  # U+2212, as d3-format (Vega) prints it
@@ -125,7 +125,9 @@ def plural(n: Any, noun: str, many: str | None = None) -> str:
     """
     count = int(n) if finite(n) else 0
     if is_chinese():
-        return f"{fmt_count(count)} {gettext(noun)}"
+        from chronicle.render.terms import term  # terms reads the catalog; it formats nothing
+
+        return f"{fmt_count(count)} {term(noun, 'counted')}"
     word = noun if count == 1 else (many or noun + "s")
     return f"{fmt_count(count)} {word}"
 

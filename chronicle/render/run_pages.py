@@ -30,7 +30,9 @@ from chronicle.render.charts import Axis, Options, line_chart
 from chronicle.render.charts_page import daily
 from chronicle.render.day_charts import fitted_domain, run_marks
 from chronicle.render.embed import publish
-from chronicle.render.formats import fmt_pct, fmt_plain, fmt_si
+from chronicle.render.formats import fmt_date, fmt_pct, fmt_plain, fmt_si
+from chronicle.render.i18n import DEFAULT, N_, use_language
+from chronicle.render.i18n import gettext as _
 from chronicle.render.metrics import (
     BUDGET_FRACTION,
     alert_rules,
@@ -42,11 +44,16 @@ from chronicle.render.metrics import (
 from chronicle.render.panels import health_heatmap
 from chronicle.render.prose import residual_line
 from chronicle.render.signal_charts import dropping_signal, prediction_signal, risks_signal
-from chronicle.render.signals import drop_rows
+from chronicle.render.signals import drop_rows, prediction_verdict
+from chronicle.render.terms import term
 
 Artifact = tuple[str, str | None]  # (path, sha256, None if the file is missing)
 
-MARKS = {"pass": "✅ pass", "warn": "⚠️ warn", "fail": "❌ fail", "no-data": "· no data"}
+
+
+def english() -> Any:
+    """Build a chart in English, whatever the page's language (see charts_page.py)."""
+    return use_language(DEFAULT)
 
 
 def _prediction_page(config: RunConfig, series: Series, history: Sequence[Mapping[str, Any]],
@@ -70,13 +77,15 @@ def _prediction_page(config: RunConfig, series: Series, history: Sequence[Mappin
     present = [xy for xy in lines.values() if xy is not None]
     domain, _ = fitted_domain(present, 0.05) if present else (None, None)
     latest = next((h["prediction"] for h in reversed(history) if h.get("prediction")), None)
-    actual = line_chart(
-        lines, title="Eval loss: actual and pre-registered prediction",
-        description="Line chart of the eval loss and the pre-registered prediction with its "
-        f"band, against the fraction of the token budget. {verdict}",
-        subtitle="y axis fitted after the first 5% of the budget" if domain else None,
-        x=Axis(BUDGET_FRACTION.axis, "fraction"),
-        y=axis_for("eval_loss", config, domain=domain), options=Options(bands=bands))
+    with english():  # charts are built in English and translated whole (translate.py)
+        actual = line_chart(
+            lines, title="Eval loss: actual and pre-registered prediction",
+            description="Line chart of the eval loss and the pre-registered prediction with "
+            f"its band, against the fraction of the token budget. "
+            f"{prediction_verdict(latest)}",
+            subtitle="y axis fitted after the first 5% of the budget" if domain else None,
+            x=Axis(BUDGET_FRACTION.axis, "fraction"),
+            y=axis_for("eval_loss", config, domain=domain), options=Options(bands=bands))
     embeds = [publish(out, "watch/prediction_residual", residual, "residual"),
               publish(out, "watch/prediction", actual, "prediction")]
     rows = [{"step": int(pts["step"][i]), "fraction": float(pts["fraction"][i]),
@@ -97,15 +106,12 @@ def _health_page(config: RunConfig, history: Sequence[Mapping[str, Any]],
         for h in history]
     counts = {s: sum(1 for h in history for r in h["health"]["checks"] if r["status"] == s)
               for s in STATUSES}
-    latest = history[-1] if history else None
-    summary = (f"{len(history)} days × {len(checks)} checks: {counts['pass']} pass, "
-               f"{counts['warn']} warn, {counts['fail']} fail, {counts['no-data']} without "
-               "data.")
-    if latest:
-        summary += f" Latest day {latest['date']}: {latest['health']['status']}."
-    spec = health_heatmap(days, [c.id for c in checks], title="Days × checks",
-                          description="Heatmap of every sealed day (columns) against every "
-                          f"health check (rows), coloured by status. {summary}")
+    with english():
+        spec = health_heatmap(days, [c.id for c in checks], title="Days × checks",
+                              description="Heatmap of every sealed day (columns) against "
+                              "every health check (rows), coloured by status. "
+                              f"{_health_summary(history, len(checks), counts)}")
+    summary = _health_summary(history, len(checks), counts)
     embed = publish(out, "watch/health", spec, "health", "chronicle-chart--heatmap")
     totals = {c.id: {s: sum(1 for h in history for r in h["health"]["checks"]
                             if r["id"] == c.id and r["status"] == s) for s in STATUSES}
@@ -113,7 +119,21 @@ def _health_page(config: RunConfig, history: Sequence[Mapping[str, Any]],
     problems = [(h["date"], {**r, "value_text": check_value(r, config)})
                 for h in history for r in h["health"]["checks"] if r["status"] in ("warn", "fail")]
     return render("health.md.j2", checks=checks, embed=embed, summary=summary, totals=totals,
-                  problems=list(reversed(problems))[:200], marks=MARKS)
+                  problems=list(reversed(problems))[:200])
+
+
+def _health_summary(history: Sequence[Mapping[str, Any]], n_checks: int,
+                    counts: Mapping[str, int]) -> str:
+    text = _("{days} days × {checks} checks: {ok} pass, {warn} warn, {fail} fail, {none} "
+             "without data.").format(days=len(history), checks=n_checks, ok=counts["pass"],
+                                     warn=counts["warn"], fail=counts["fail"],
+                                     none=counts["no-data"])
+    if history:
+        latest = history[-1]
+        text += _(" Latest day {date}: {status}.").format(
+            date=fmt_date(latest["date"]), status=term(latest["health"]["status"],
+                                                      "health status"))
+    return text
 
 
 def _risks_page(config: RunConfig, days: Sequence[Mapping[str, Any]],
@@ -149,16 +169,18 @@ def _drop_by_length(config: RunConfig, series: Series, known: RunChanges,
                                     else ~np.isfinite(seq))
         lines[f"{int(name):,} tokens" if name != "unknown" else "unknown length"] = (
             series.timestamp[mask], drop[mask])
-    summary = "; ".join(f"{label}: p50 {fmt_pct(table[name]['p50'], 2)}"
-                        for label, name in zip(lines, table, strict=True))
-    spec = line_chart(
-        lines, title="MoE token drop fraction by sequence length",
-        description="Line chart of the fraction of tokens the MoE router dropped over time, "
-        f"one line per sequence length, context-length changes marked. {summary}.",
-        x=Axis("time (UTC)", time=True), y=axis_for("drop_fraction", config),
-        options=Options(events=[e for e in change_events(known.changes) if e.kind == "context"],
-                        rules=alert_rules(config, "drop_fraction"),
-                        gap_seconds=config.failures.gap_minutes * 60))
+    with english():
+        summary = "; ".join(f"{label}: p50 {fmt_pct(table[name]['p50'], 2)}"
+                            for label, name in zip(lines, table, strict=True))
+        spec = line_chart(
+            lines, title="MoE token drop fraction by sequence length",
+            description="Line chart of the fraction of tokens the MoE router dropped over "
+            f"time, one line per sequence length, context-length changes marked. {summary}.",
+            x=Axis("time (UTC)", time=True), y=axis_for("drop_fraction", config),
+            options=Options(events=[e for e in change_events(known.changes)
+                                    if e.kind == "context"],
+                            rules=alert_rules(config, "drop_fraction"),
+                            gap_seconds=config.failures.gap_minutes * 60))
     return publish(out, "watch/drop_by_sequence_length", spec, "drop by sequence length"), table
 
 
@@ -166,12 +188,44 @@ def _throughput_page(config: RunConfig, series: Series, days: Sequence[Mapping[s
                      failures: Sequence[FailureRecord], runs: Sequence[RunRecord],
                      out: dict[str, str | bytes], known: RunChanges) -> str:
     th = summarize_throughput(days, failures, config)
+    experts = num_experts(runs)
+    with english():  # charts are built in English and translated whole (translate.py)
+        specs = _throughput_specs(config, series, days, failures, th, experts)
+    embeds = [(key, _(key), publish(out, stem, spec, name))
+              for key, stem, name, spec in specs]
+    by_length, drop_table = _drop_by_length(config, series, known, out)
+    if by_length is not None:
+        at = next((i for i, e in enumerate(embeds) if e[0] == "Token dropping"), len(embeds))
+        embeds.insert(at + 1, ("Token dropping by sequence length",
+                               _("Token dropping by sequence length"), by_length))
+    context = [c for c in known.changes if c["kind"] == "sequence_length"]
+    return render("throughput.md.j2", th=th, embeds=embeds, experts=experts,
+                  bound=math.log(experts) if experts else None,
+                  by_length=drop_rows(days)[1] == "sequence length", drop_table=drop_table,
+                  sections=THROUGHPUT_SECTIONS,
+                  context=[(c, describe(c)) for c in context])
+
+
+# The throughput page's charts: (heading, the anchor of its section). Headings are keys
+# of the template too; a translated page shows each in its language, same anchor.
+THROUGHPUT_SECTIONS = {
+    N_("Compute-step and sustained"): "compute-step-and-sustained",
+    N_("MFU distribution per day"): "mfu-distribution-per-day",
+    N_("Token dropping"): "token-dropping",
+    N_("Token dropping by sequence length"): "token-dropping-by-sequence-length",
+    N_("Router entropy"): "router-entropy",
+}
+
+
+def _throughput_specs(config: RunConfig, series: Series, days: Sequence[Mapping[str, Any]],
+                      failures: Sequence[FailureRecord], th: Mapping[str, Any],
+                      experts: int | None) -> list[tuple[str, str, str, dict[str, Any]]]:
+    """Return (heading, file stem, name, spec) of the throughput page's charts."""
     marks = run_marks(series, failures, config)
-    embeds = []
     rates = {"compute-step tokens/s (p50)": daily(days, "throughput",
                                                   "compute_tokens_per_second_p50"),
              "sustained tokens/s": daily(days, "throughput", "sustained_tokens_per_second")}
-    spec = line_chart(
+    out = [("Compute-step and sustained", "watch/throughput_daily", "throughput", line_chart(
         rates, title="Compute-step and sustained throughput per day",
         description="Line chart of each day's median compute-step throughput and its "
         f"sustained throughput, tokens per second. Overall: compute-step "
@@ -179,44 +233,32 @@ def _throughput_page(config: RunConfig, series: Series, days: Sequence[Mapping[s
         f"{fmt_si(th['overall']['sustained'], ' tok/s')}, goodput "
         f"{fmt_pct(th['overall']['goodput'])}.", x=Axis("day (UTC)", time=True),
         y=axis_for("tokens_per_second", config),
-        options=Options(spans=marks.spans, rules=alert_rules(config, "tokens_per_second")))
-    embeds.append(("Compute-step and sustained", publish(out, "watch/throughput_daily", spec,
-                                                         "throughput")))
+        options=Options(spans=marks.spans, rules=alert_rules(config, "tokens_per_second"))))]
     mfu = daily(days, "throughput", "mfu_p50")
     lo, hi = daily(days, "throughput", "mfu_p10"), daily(days, "throughput", "mfu_p90")
     bands = {"MFU p50": (lo[0], lo[1], hi[1])} if lo is not None and hi is not None and \
         lo[0].size == hi[0].size else {}
-    spec = line_chart(
+    out.append(("MFU distribution per day", "watch/mfu_daily", "mfu", line_chart(
         {"MFU p50": mfu}, title="MFU per day: median and p10–p90",
         description="Line chart of each day's median model FLOPs utilisation with its p10 to "
         f"p90 band. Latest median: {show('mfu', mfu[1][-1] if mfu else None, config)}.",
         x=Axis("day (UTC)", time=True), y=axis_for("mfu", config),
-        options=Options(bands=bands, rules=alert_rules(config, "mfu")))
-    embeds.append(("MFU distribution per day", publish(out, "watch/mfu_daily", spec, "mfu")))
-    drop, _ = dropping_signal(config, days, 260)
-    embeds.append(("Token dropping", publish(out, "watch/drop_regimes", drop, "drop")))
-    by_length, drop_table = _drop_by_length(config, series, known, out)
-    if by_length is not None:
-        embeds.append(("Token dropping by sequence length", by_length))
-    experts = num_experts(runs)
+        options=Options(bands=bands, rules=alert_rules(config, "mfu")))))
+    drop, _sentence = dropping_signal(config, days, 260)
+    out.append(("Token dropping", "watch/drop_regimes", "drop", drop))
     ent = series.finite("router_entropy")
     if ent is not None:
         rules = alert_rules(config, "router_entropy")
         if experts:
             rules.append((math.log(experts), f"uniform bound ln {experts}"))
-        spec = line_chart(
+        out.append(("Router entropy", "watch/router_entropy", "entropy", line_chart(
             {display("router_entropy").label: ent}, title="Router entropy against the uniform "
             "bound", description="Line chart of the router's mean routing entropy over time. "
             f"Latest: {show('router_entropy', ent[1][-1], config)}.",
             x=Axis("time (UTC)", time=True), y=axis_for("router_entropy", config),
             options=Options(rules=rules, spans=marks.spans,
-                            gap_seconds=config.failures.gap_minutes * 60))
-        embeds.append(("Router entropy", publish(out, "watch/router_entropy", spec, "entropy")))
-    context = [c for c in known.changes if c["kind"] == "sequence_length"]
-    return render("throughput.md.j2", th=th, embeds=embeds, experts=experts,
-                  bound=math.log(experts) if experts else None,
-                  by_length=drop_rows(days)[1] == "sequence length", drop_table=drop_table,
-                  context=[(c, describe(c)) for c in context])
+                            gap_seconds=config.failures.gap_minutes * 60))))
+    return out
 
 
 def num_experts(runs: Sequence[RunRecord]) -> int | None:
@@ -231,7 +273,7 @@ def num_experts(runs: Sequence[RunRecord]) -> int | None:
 
 def _fig(value: float | None) -> str:
     if value is None:
-        return "not known yet"
+        return _("not known yet")
     return fmt_si(value) if abs(value) >= 1e6 else fmt_plain(value)
 
 

@@ -15,6 +15,8 @@ from chronicle.analysis.series import Series
 from chronicle.config import RunConfig
 from chronicle.render.embed import publish
 from chronicle.render.formats import fmt_num, fmt_pct
+from chronicle.render.i18n import DEFAULT, use_language
+from chronicle.render.i18n import gettext as _
 from chronicle.render.metrics import alert_rules
 from chronicle.render.panels import band_rows, regime_chart, residual_chart, risk_timeline
 from chronicle.render.signals import (
@@ -35,9 +37,19 @@ def _latest(history: Sequence[Mapping[str, Any]], key: str) -> Any:
 def prediction_signal(config: RunConfig, series: Series, history: Sequence[Mapping[str, Any]],
                       height: int, title: str = "Eval loss − prediction",
                       ) -> tuple[dict[str, Any], str]:
-    """Return the residual chart and the prediction's verdict."""
+    """Return the residual chart and the prediction's verdict (the chart in English:
+    another language translates it whole, render/translate.py; the verdict in the page's
+    language)."""
     pred = config.watch.prediction
     latest = _latest(history, "prediction")
+    with use_language(DEFAULT):
+        spec = _prediction_chart(config, series, latest, height, title)
+    return spec, prediction_verdict(latest, configured=pred is not None)
+
+
+def _prediction_chart(config: RunConfig, series: Series, latest: Mapping[str, Any] | None,
+                      height: int, title: str) -> dict[str, Any]:
+    pred = config.watch.prediction
     sentence = prediction_verdict(latest, configured=pred is not None)
     points: list[tuple[float, float]] = []
     band: list[tuple[float, float, float]] = []
@@ -54,23 +66,23 @@ def prediction_signal(config: RunConfig, series: Series, history: Sequence[Mappi
     if points:
         f, r = points[-1]
         latest_text = f"Latest residual {fmt_num(r, 4)} at {fmt_pct(f)} of the budget."
-    spec = residual_chart(points, band, title=title,
+    return residual_chart(points, band, title=title,
                           description=f"{what}. {latest_text} {sentence}", height=height)
-    return spec, sentence
 
 
 def dropping_signal(config: RunConfig, days: Sequence[Mapping[str, Any]],
                     height: int, title: str | None = None) -> tuple[dict[str, Any], str]:
-    """Return the drop-fraction-per-regime chart and its verdict."""
+    """Return the drop-fraction-per-regime chart (English) and its verdict."""
     rows, kind = drop_rows(days)
-    title = f"Token dropping per {kind}" if title is None else title
-    rules = alert_rules(config, "drop_fraction")
-    sentence = dropping_verdict(rows, kind, rules[0][0] if rules else None)
-    what = (f"Daily median fraction of tokens dropped by the MoE router, per {kind}, against "
-            "the fraction of the token budget")
-    spec = regime_chart(rows, kind, rules, title=title or "",
-                        description=f"{what}. {sentence}", height=height)
-    return spec, sentence
+    with use_language(DEFAULT):
+        title = f"Token dropping per {kind}" if title is None else title
+        rules = alert_rules(config, "drop_fraction")
+        sentence = dropping_verdict(rows, kind, rules[0][0] if rules else None)
+        what = (f"Daily median fraction of tokens dropped by the MoE router, per {kind}, "
+                "against the fraction of the token budget")
+        spec = regime_chart(rows, kind, rules, title=title or "",
+                            description=f"{what}. {sentence}", height=height)
+    return spec, dropping_verdict(rows, kind, rules[0][0] if rules else None)
 
 
 def risks_signal(config: RunConfig, days: Sequence[Mapping[str, Any]],
@@ -83,12 +95,14 @@ def risks_signal(config: RunConfig, days: Sequence[Mapping[str, Any]],
     fraction_of = {d["date"]: d["tokens"]["budget_fraction"] for d in days
                    if d["tokens"].get("budget_fraction") is not None}
     now = days[-1]["tokens"].get("budget_fraction") if days else None
-    sentence = risks_verdict(records)
-    what = ("Timeline of the run's risk points over the token budget: each one's watch window, "
-            "coloured by status, a triangle where it fired and a line where the run is now")
-    spec = risk_timeline(risk_rows(records, fraction_of), now, title=title,
-                         description=f"{what}. {sentence}", height=height)
-    return spec, sentence
+    with use_language(DEFAULT):
+        sentence = risks_verdict(records)
+        what = ("Timeline of the run's risk points over the token budget: each one's watch "
+                "window, coloured by status, a triangle where it fired and a line where the "
+                "run is now")
+        spec = risk_timeline(risk_rows(records, fraction_of), now, title=title,
+                             description=f"{what}. {sentence}", height=height)
+    return spec, risks_verdict(records)
 
 
 def signal_panels(config: RunConfig, series: Series, days: Sequence[Mapping[str, Any]],
@@ -98,12 +112,13 @@ def signal_panels(config: RunConfig, series: Series, days: Sequence[Mapping[str,
     height = 130
     built = [
         # The panel's heading titles its chart (no second title inside it).
-        ("Loss against the prediction", prediction_signal(config, series, history, height, ""),
-         "prediction.md", "Prediction"),
-        ("Token dropping", dropping_signal(config, days, height, ""),
-         "throughput.md#token-dropping", "Throughput"),
-        ("Which risk point fires first", risks_signal(config, days, history, None, ""),
-         "risks.md", "Risks"),
+        (_("Loss against the prediction"),
+         prediction_signal(config, series, history, height, ""), "prediction.md",
+         _("Prediction")),
+        (_("Token dropping"), dropping_signal(config, days, height, ""),
+         "throughput.md#token-dropping", _("Throughput")),
+        (_("Which risk point fires first"), risks_signal(config, days, history, None, ""),
+         "risks.md", _("Risks")),
     ]
     names = ("prediction", "dropping", "risks")
     panels = []

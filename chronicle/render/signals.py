@@ -17,28 +17,35 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from chronicle.render.formats import fmt_num, fmt_pct, plural
+from chronicle.render.formats import fmt_date, fmt_num, fmt_pct, plural
+from chronicle.render.i18n import N_
+from chronicle.render.i18n import gettext as _
+from chronicle.render.terms import term
+from chronicle.render.translate import translate_text
 
-NO_PREDICTION = "No loss prediction is configured for this run."
+NO_PREDICTION = N_("No loss prediction is configured for this run.")
 
 
 def prediction_verdict(p: Mapping[str, Any] | None, configured: bool = True) -> str:
     """Return one sentence: the latest eval against the prediction and its band."""
     if not configured:
-        return NO_PREDICTION
+        return _(NO_PREDICTION)
     if not p or p.get("residual") is None:
-        return "No eval has been compared with the prediction yet."
+        return _("No eval has been compared with the prediction yet.")
     r = float(p["residual"])
-    side = "above" if r > 0 else "below" if r < 0 else "on"
-    gap = "exactly on the prediction" if side == "on" else \
-        f"{fmt_num(abs(r), 4)} {side} the prediction ({fmt_num(p['predicted'], 3)})"
-    text = (f"Eval loss {fmt_num(p['actual'], 3)} at {fmt_pct(p['fraction'])} of the budget is "
-            f"{gap}")
+    if r == 0:
+        gap = _("exactly on the prediction")
+    else:
+        gap = (_("{gap} above the prediction ({predicted})") if r > 0 else
+               _("{gap} below the prediction ({predicted})")).format(
+            gap=fmt_num(abs(r), 4), predicted=fmt_num(p["predicted"], 3))
+    text = _("Eval loss {actual} at {share} of the budget is {gap}").format(
+        actual=fmt_num(p["actual"], 3), share=fmt_pct(p["fraction"]), gap=gap)
     if p.get("outside_band") is None:
-        return text + "; the prediction has no band here."
-    half = (float(p["high"]) - float(p["low"])) / 2
-    where = "outside" if p["outside_band"] else "inside"
-    return text + f": {where} the band (±{fmt_num(half, 4)})."
+        return text + _("; the prediction has no band here.")
+    half = fmt_num((float(p["high"]) - float(p["low"])) / 2, 4)
+    return text + (_(": outside the band (±{half}).") if p["outside_band"]
+                   else _(": inside the band (±{half}).")).format(half=half)
 
 
 def drop_rows(days: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], str]:
@@ -59,35 +66,45 @@ def drop_rows(days: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], 
                                         key=lambda kv: int(kv[0])):
                 if stats.get("p50") is not None:
                     rows.append({"f": f, "p50": stats["p50"], "date": d["date"],
-                                 "regime": f"{int(length):,} tokens"})
+                                 "regime": N_("{tokens} tokens").format(
+                                     tokens=f"{int(length):,}")})
         elif moe.get("drop_fraction_p50") is not None:
             rows.append({"f": f, "p50": moe["drop_fraction_p50"], "date": d["date"],
-                         "regime": d.get("phase") or "no phase"})
-    return rows, "sequence length" if by_length else "phase"
+                         "regime": d.get("phase") or N_("no phase")})
+    # English: a regime is chart data (charts are translated whole, render/translate.py).
+    return rows, N_("sequence length") if by_length else N_("phase")
 
 
 def dropping_verdict(rows: Sequence[Mapping[str, Any]], kind: str,
                      alert: float | None) -> str:
     """Return one sentence: dropping in the latest regime against the one before it."""
     if not rows:
-        return "No token dropping has been logged yet."
+        return _("No token dropping has been logged yet.")
     last = rows[-1]
-    now = f"{fmt_pct(last['p50'], 2)} p50 on {last['date']}"
+    now = _("{share} p50 on {date}").format(share=fmt_pct(last["p50"], 2),
+                                           date=fmt_date(last["date"]))
     before = [r for r in rows if r["regime"] != last["regime"] and r["f"] < last["f"]]
     if before:
         prev = before[-1]["regime"]
         values = sorted(r["p50"] for r in rows if r["regime"] == prev)
         median = values[len(values) // 2]
-        text = (f"Token dropping at {last['regime']}: {now}, against {fmt_pct(median, 2)} at "
-                f"{prev}")
+        text = _("Token dropping at {regime}: {now}, against {median} at {previous}").format(
+            regime=regime_text(last["regime"]), now=now, median=fmt_pct(median, 2),
+            previous=regime_text(prev))
         if median > 0:
             text += f" (×{fmt_num(last['p50'] / median, 1)})"
     else:
-        text = f"Token dropping: {now}, one {kind} so far ({last['regime']})"
+        text = _("Token dropping: {now}, one {kind} so far ({regime})").format(
+            now=now, kind=_(kind), regime=regime_text(last["regime"]))
     if alert is not None:
-        over = last["p50"] > alert
-        text += f"; {'above' if over else 'below'} the alert line at {fmt_pct(alert)}"
-    return text + "."
+        text += (_("; above the alert line at {line}") if last["p50"] > alert
+                 else _("; below the alert line at {line}")).format(line=fmt_pct(alert))
+    return text + _(".")
+
+
+def regime_text(regime: str) -> str:
+    """Return a regime as a page says it ("4,096 tokens", a phase's name, "no phase")."""
+    return translate_text(regime)
 
 
 def risk_rows(records: Sequence[Mapping[str, Any]],
@@ -108,29 +125,32 @@ def risk_rows(records: Sequence[Mapping[str, Any]],
 def risks_verdict(records: Sequence[Mapping[str, Any]]) -> str:
     """Return one sentence: which risk point fired first, and where the others stand."""
     if not records:
-        return "No risk points are configured for this run."
+        return _("No risk points are configured for this run.")
     fired = sorted((r for r in records if r["status"] == "triggered"),
                    key=lambda r: ((r.get("evidence") or {}).get("date") or r.get("since") or "",
                                   r["id"]))
     counts = {s: sum(1 for r in records if r["status"] == s)
               for s in ("watching", "upcoming", "passed")}
-    rest = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+    rest = _(", ").join(f"{n} {term(s, 'risk status')}" for s, n in counts.items() if n)
+    tail = _("; {rest}.").format(rest=rest) if rest else _(".")
     if fired:
         first = fired[0]
         when = (first.get("evidence") or {}).get("date") or first.get("since")
-        text = f"{first.get('title') or first['id']} fired first, on {when}"
+        text = _("{risk} fired first, on {date}").format(
+            risk=first.get("title") or first["id"], date=fmt_date(when))
         if len(fired) > 1:
-            text += f"; {plural(len(fired) - 1, 'other risk point')} fired since"
-        return text + (f"; {rest}." if rest else ".")
+            text += _("; {others} fired since").format(
+                others=plural(len(fired) - 1, "other risk point"))
+        return text + tail
     if counts["passed"] == len(records):
         if len(records) == 1:
-            return "No risk point fired: the one configured passed its window."
-        return f"No risk point fired: all {len(records)} passed their windows."
+            return _("No risk point fired: the one configured passed its window.")
+        return _("No risk point fired: all {n} passed their windows.").format(n=len(records))
     watching = [r for r in records if r["status"] == "watching"]
-    text = "No risk point has fired"
+    text = _("No risk point has fired")
     if watching:
         w = watching[0]
         lo, hi = (w.get("watch") or [0, 0])[:2]
-        text += (f"; watching {w.get('title') or w['id']} ({fmt_pct(lo, 0)}–{fmt_pct(hi, 0)} "
-                 "of the budget)")
-    return text + (f"; {rest}." if rest else ".")
+        text += _("; watching {risk} ({low}–{high} of the budget)").format(
+            risk=w.get("title") or w["id"], low=fmt_pct(lo, 0), high=fmt_pct(hi, 0))
+    return text + tail

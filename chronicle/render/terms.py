@@ -48,6 +48,16 @@ def _terms(catalog: Any) -> dict[str, dict[str, str]]:
             "contradicted": pgettext("claim verdict", "contradicted"),
             "unverifiable": pgettext("claim verdict", "unverifiable"),
         },
+        # plural(): a count and its noun, measure word included (3 次重启)
+        "counted": {
+            "failure": pgettext("counted", "failure"),
+            "restart": pgettext("counted", "restart"),
+            "day": pgettext("counted", "day"),
+            "other risk point": pgettext("counted", "other risk point"),
+            "logged loss value": pgettext("counted", "logged loss value"),
+            "failure record": pgettext("counted", "failure record"),
+            "issue thread": pgettext("counted", "issue thread"),
+        },
         "prediction sign": {
             "above": pgettext("prediction sign", "above"),
             "below": pgettext("prediction sign", "below"),

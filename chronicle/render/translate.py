@@ -22,7 +22,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from chronicle.render import fmt_date, fmt_duration, i18n
+from chronicle.models import parse_time
+from chronicle.render import fmt_date, fmt_duration, fmt_si, fmt_time, i18n
+from chronicle.render.i18n import N_
 
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 # Reformatted values: placeholders whose value is a date or a duration in the English text.
@@ -46,20 +48,43 @@ def _pattern(msgid: str) -> re.Pattern[str] | None:
 def _patterns(catalog: Any) -> list[tuple[str, re.Pattern[str], str]]:
     """Return (literal prefix, regex, msgid) for every catalog msgid with placeholders,
     longest first (the prefix is a cheap test before the regex)."""
-    ids = [m for m in getattr(catalog, "_catalog", {}) if isinstance(m, str) and "{" in m]
+    ids = [m for m in getattr(catalog, "_catalog", {}) if isinstance(m, str) and "{" in m
+           # A pattern needs a word of its own: "{site}: {feed}" would match any "a: b".
+           and re.search(r"[A-Za-z]{3,}", _PLACEHOLDER.sub("", m))]
     return [(m.split("{", 1)[0], p, m) for m in sorted(ids, key=len, reverse=True)
             if (p := _pattern(m))]
 
 
 def _value(name: str, text: str) -> str:
+    """Return a value found in English text as the current language writes it: dates,
+    durations and SI numbers re-written, words that are msgids translated, the rest kept."""
     if name == "date" or name.endswith("_date"):
         return fmt_date(text)
+    if name == "time" and parse_time(text) is not None:
+        return fmt_time(text)
     if name == "duration":
         m = _DURATION.match(text)
         if m:
             seconds = float(m.group(1)) * 3600 if m.group(1) else float(m.group(2)) * 60
             return fmt_duration(seconds)
-    return text
+    return si_text(text) or translate_text(text)
+
+
+# An SI reading as English pages write it: 2.5M, 3.69T tokens, 2.0M tok/s, −300K.
+_SI_TEXT = re.compile(r"^([−-]?\d+(?:\.\d+)?)([KMBT])( tok/s| tokens)?$")
+_SI_SCALE = {"K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
+_SI_UNITS = {" tok/s": N_(" tok/s"), " tokens": N_(" tokens")}
+
+
+def si_text(text: str) -> str | None:
+    """Return an English SI reading (2.5M tok/s) re-written in the current language
+    (250万 token/秒), or None when `text` is not one."""
+    m = _SI_TEXT.match(text)
+    if m is None or i18n.language() == i18n.DEFAULT:
+        return None
+    value = float(m.group(1).replace("−", "-")) * _SI_SCALE[m.group(2)]
+    unit = i18n.gettext(_SI_UNITS[m.group(3)]) if m.group(3) else ""
+    return fmt_si(value, unit)
 
 
 def translate_text(text: str) -> str:
@@ -132,7 +157,7 @@ def _tick(text: str) -> str | None:
     return None
 
 
-_QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'')
 _SKIP_KEYS = frozenset({"datasets", "$schema", "field", "type", "mark", "format", "timeUnit",
                         "as", "scale", "name", "orient", "anchor", "range"})
 
@@ -140,17 +165,22 @@ _SKIP_KEYS = frozenset({"datasets", "$schema", "field", "type", "mark", "format"
 def _expr(text: str, tr: Callable[[str], str]) -> str:
     """Translate the string literals of a Vega expression (series names: ["a", "b"][i])."""
     def one(m: re.Match[str]) -> str:
+        literal = m.group(0)
+        if literal.startswith("'"):  # 'this day' in a test: same text, same quotes
+            inner = literal[1:-1]
+            new = tr(inner)
+            return literal if new == inner or "'" in new else f"'{new}'"
         try:
-            value = json.loads(m.group(0))
+            value = json.loads(literal)
         except ValueError:
-            return m.group(0)
+            return literal
         return json.dumps(tr(value), ensure_ascii=False)
     return _QUOTED.sub(one, text)
 
 
 def _walk(node: Any, tr: Callable[[str], str], key: str = "") -> Any:
     if isinstance(node, str):
-        return _expr(node, tr) if key in ("calculate", "expr", "test") else tr(node)
+        return _expr(node, tr) if key in ("calculate", "expr", "test", "filter") else tr(node)
     if isinstance(node, list):
         return [_walk(v, tr, key) for v in node]
     if isinstance(node, dict):
@@ -158,6 +188,9 @@ def _walk(node: Any, tr: Callable[[str], str], key: str = "") -> Any:
         for k, v in node.items():
             if k in _SKIP_KEYS and k != "scale":
                 out[k] = v
+            elif k == "bind" and isinstance(v, dict):  # a control's label
+                out[k] = {bk: (tr(bv) if bk == "name" and isinstance(bv, str) else bv)
+                          for bk, bv in v.items()}
             elif k == "scale" and isinstance(v, dict):
                 # A scale's domain names series and event kinds: translated like the data.
                 out[k] = {sk: (_walk(sv, tr, sk) if sk == "domain" else sv)
@@ -166,6 +199,19 @@ def _walk(node: Any, tr: Callable[[str], str], key: str = "") -> Any:
                 out[k] = _walk(v, tr, k)
         return out
     return node
+
+
+def localized_alt(description: str, title: str) -> str:
+    """Return a chart's text alternative in the current language: its description when
+    the catalog knows its shape, else the chart's title ("Chart: Loss, run so far").
+
+    A description reads out the latest values in a sentence built from parts; rather
+    than a sentence half in English, a reader gets the title in their language.
+    """
+    text = translate_text(description)
+    if text != description or i18n.language() == i18n.DEFAULT:
+        return text
+    return i18n.gettext("Chart: {title}").format(title=translate_text(title))
 
 
 def translate_spec(spec: dict[str, Any], data_url: str | None = None) -> dict[str, Any]:
@@ -180,6 +226,10 @@ def translate_spec(spec: dict[str, Any], data_url: str | None = None) -> dict[st
         config = dict(out.get("config") or {})
         config["locale"] = ZH_LOCALE
         out["config"] = config
+    if isinstance(spec.get("description"), str):
+        title = spec.get("title")
+        text = title.get("text") if isinstance(title, dict) else title
+        out["description"] = localized_alt(spec["description"], str(text or ""))
     datasets = spec.get("datasets")
     if data_url and isinstance(datasets, dict):
         out.pop("datasets", None)
@@ -216,7 +266,7 @@ def translate_svg(svg: str) -> str:
 
     def one(m: re.Match[str]) -> str:
         text = html.unescape(m.group(2))
-        new = _tick(text) or translate_text(text)
+        new = _tick(text) or si_text(text) or translate_text(text)
         if new == text:
             return m.group(0)
         return f"{m.group(1)}{html.escape(new, quote=False)}{m.group(3)}"
