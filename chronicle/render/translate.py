@@ -178,9 +178,25 @@ def _expr(text: str, tr: Callable[[str], str]) -> str:
     return _QUOTED.sub(one, text)
 
 
+# The SI format of axes and tooltips (render/formats.py vega_si), and the same number
+# counted in 万 / 亿 / 万亿 for Chinese (as fmt_zh: 2.5M is 250万).
+_VEGA_SI = re.compile(r"replace\(replace\(format\(([^,()]+(?:\([^()]*\))?), '\.3~s'\), 'G', 'B'\), "
+                      r"'k', 'K'\)")
+
+
+def _zh_si(m: re.Match[str]) -> str:
+    x = m.group(1)
+    return (f"(abs({x}) >= 1e12 ? format({x} / 1e12, '.4~r') + '万亿' : abs({x}) >= 1e8 ? "
+            f"format({x} / 1e8, '.4~r') + '亿' : abs({x}) >= 1e4 ? format({x} / 1e4, '.4~r') "
+            f"+ '万' : format({x}, '.4~r'))")
+
+
 def _walk(node: Any, tr: Callable[[str], str], key: str = "") -> Any:
     if isinstance(node, str):
-        return _expr(node, tr) if key in ("calculate", "expr", "test", "filter") else tr(node)
+        if key in ("labelExpr", "calculate") and i18n.is_chinese():
+            node = _VEGA_SI.sub(_zh_si, node)
+        return _expr(node, tr) if key in ("calculate", "expr", "test", "filter", "labelExpr") \
+            else tr(node)
     if isinstance(node, list):
         return [_walk(v, tr, key) for v in node]
     if isinstance(node, dict):
