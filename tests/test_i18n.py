@@ -136,6 +136,10 @@ def test_a_chart_is_translated_in_its_spec_and_its_svg() -> None:
     assert layer["encoding"]["y"]["field"] == "y"  # field names are not words
     assert out["layer"][1]["data"]["values"][0]["kind"] == "中断"
     assert layer["encoding"]["y"]["title"] == "Token"
+    # Two datasets of one file would be read once by Vega: a line and its band stay inline.
+    two = {**spec, "datasets": {"series": [], "bands": []}}
+    with use_language("zh"):
+        assert translate_spec(two, data_url="x.vl.json")["datasets"] == two["datasets"]
     assert "第 3 天 · 2026年9月1日</text>" in picture and ">九月 02<" in picture
     assert ">周三 02<" in picture and ">九月<" in picture
     assert ">200万<" in picture  # an SI tick label counts in 万 too

@@ -247,7 +247,9 @@ def translate_spec(spec: dict[str, Any], data_url: str | None = None) -> dict[st
         text = title.get("text") if isinstance(title, dict) else title
         out["description"] = localized_alt(spec["description"], str(text or ""))
     datasets = spec.get("datasets")
-    if data_url and isinstance(datasets, dict):
+    # One dataset is read from the English spec by URL. Vega reads a URL once, so two
+    # datasets of one file (a line and its band) would both get the first: those stay.
+    if data_url and isinstance(datasets, dict) and len(datasets) == 1:
         out.pop("datasets", None)
         out = _point_data(out, data_url, set(datasets))
     elif isinstance(datasets, dict):
