@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import re
-import tarfile
 from pathlib import Path
 from typing import get_type_hints
 
 from chronicle.analysis.day_model import DaySummary, figure_at, figures, required_fields
-from tests.support.paths import FIXTURES, REPO
+from tests.support.goldens import unpack_v1
+from tests.support.paths import REPO
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 
@@ -22,8 +22,7 @@ def test_every_day_field_is_documented() -> None:
 
 def test_sealed_day_json_has_exactly_the_declared_fields(tmp_path: Path) -> None:
     # The v1 chronicle's sealed days, written before the TypedDicts existed, fit them.
-    with tarfile.open(FIXTURES / "chronicle_v1.tar.gz") as tar:
-        tar.extractall(tmp_path, filter="data")
+    unpack_v1(tmp_path)
     declared = set(get_type_hints(DaySummary))
     required = required_fields()
     for path in sorted((tmp_path / "docs" / "days").glob("*.json")):

@@ -47,7 +47,11 @@ def fake_bin(tmp: Path, **scripts: str) -> Path:
     """A bin folder with `python` (this interpreter) and the given shell scripts."""
     bin_dir = tmp / "bin"
     bin_dir.mkdir(exist_ok=True)
-    (bin_dir / "python").symlink_to(sys.executable)
+    # A script, not a symlink: Python finds its venv (pyvenv.cfg) from the path it is
+    # started by, so a symlinked venv python outside .venv/bin loses the venv's packages.
+    python = bin_dir / "python"
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
+    python.chmod(0o755)
     for name, body in scripts.items():
         path = bin_dir / name
         path.write_text("#!/bin/sh\n" + body, encoding="utf-8")
