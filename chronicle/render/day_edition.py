@@ -80,7 +80,7 @@ def edition_day_page(day: DaySummary, charts: Mapping[str, Mapping[str, Any]],
     local = localized_day(day)
     # Where each figure comes from and the data files are tables of paths, method ids and
     # sha256s, the same in every language: the translation links the record's own tables
-    # instead of repeating them (they were half of a day page's build time).
+    # instead of repeating them (~40% of a day page's Markdown conversion time).
     cast(dict[str, Any], local).pop("provenance", None)
     body = render_day_markdown(local, charts, config)
     note = render("edition_note.md.j2", date=day["date"], date_text=fmt_date(day["date"]),
