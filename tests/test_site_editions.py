@@ -9,6 +9,7 @@ import posixpath
 import re
 from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import unquote
 
 import feedparser
 import pytest
@@ -38,9 +39,12 @@ class _Page(HTMLParser):
         self.hreflang: dict[str, str] = {}
         self.switch: dict[str, str] = {}
         self.feeds: list[str] = []
+        self.ids: set[str] = set()
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = {k: v or "" for k, v in attrs}
+        if a.get("id"):
+            self.ids.add(a["id"])
         if tag == "html":
             self.lang = a.get("lang", "")
         for name in ("href", "src", "data-spec"):
@@ -95,15 +99,29 @@ def test_lang_attribute_language_switch_and_hreflang_both_ways(
 def test_every_link_of_both_editions_resolves(built: tuple[Built, Path]) -> None:
     _, site = built
     broken = []
-    for path in sorted(site.rglob("*.html")):
+    pages = {path: _parse(path) for path in sorted(site.rglob("*.html"))}
+    for path, page in pages.items():
         if path.name == "404.html":
             continue  # served for any missing URL: its links are absolute
-        for url in _parse(path).urls:
-            if re.match(r"^[a-z]+:|^#|^//", url) or not url.split("#")[0]:
+        for url in page.urls:
+            if re.match(r"^[a-z]+:|^//", url):
                 continue
-            if not _resolve(path, url).exists():
+            target = _resolve(path, url) if url.split("#")[0] else path
+            if not target.exists():
                 broken.append(f"{path.relative_to(site)} -> {url}")
+            elif "#" in url and target.suffix == ".html":
+                fragment = unquote(url.split("#", 1)[1])
+                if fragment and fragment not in pages[target].ids:
+                    broken.append(f"{path.relative_to(site)} -> {url} (no such anchor)")
     assert broken == []
+
+
+def test_chinese_headings_keep_their_words_as_anchors(built: tuple[Built, Path]) -> None:
+    # Python-Markdown's default slugify would give every Chinese heading #_1, #_2...
+    _, site = built
+    ids = _parse(site / "zh" / "days" / f"{DATES[-1]}.html").ids
+    assert {"关键数字", "图表"} <= ids
+    assert not any(re.fullmatch(r"_\d+", i) for i in ids), sorted(ids)
 
 
 def test_published_data_and_the_api_exist_once_at_the_root(built: tuple[Built, Path]) -> None:

@@ -28,6 +28,7 @@ from datetime import date
 from typing import Any
 
 from mkdocs.config.defaults import MkDocsConfig
+from pymdownx.slugs import slugify
 
 from chronicle.config import RunConfig
 from chronicle.render.day_edition import edition_day_page, record_url, translated_charts
@@ -98,6 +99,12 @@ def localize_config(config: MkDocsConfig, run: RunConfig, code: str) -> None:
         # Material segments Chinese with jieba at build time; the browser splits the
         # index on its zero-width spaces (theme.language's search separator).
         search.config["lang"] = [code]
+    # Python-Markdown's default slugify drops every non-ASCII character, so Chinese
+    # headings would get the anchors #_1, #_2...: keep the words (#关键数字), so a link to
+    # a section says where it goes. A chronicle's own slugify is left alone.
+    toc = config.mdx_configs.setdefault("toc", {})
+    if "slugify" not in toc:
+        toc["slugify"] = slugify(case="lower")
     # The site's own script and style and the vega bundle live once, at the root.
     config.extra_css = [_root_asset(p) for p in config.extra_css]
     config.extra_javascript = [_root_script(p) for p in config.extra_javascript]
