@@ -157,8 +157,12 @@ def build(root: Path, site_dir: Path | None) -> None:
 
     config = load_config(root)
     started = time.perf_counter()
-    out = build_site(config, site_dir.resolve() if site_dir else None)
-    click.echo(f"built {out} in {time.perf_counter() - started:.1f} s")
+    cached: dict[str, int] = {}
+    out = build_site(config, site_dir.resolve() if site_dir else None, cached=cached)
+    # A nightly's log shows whether .cache/chronicle was restored (README "Languages").
+    pages = (f" (translated day pages: {cached['reused']} from .cache/chronicle, "
+             f"{cached['rendered']} rendered)" if cached["reused"] + cached["rendered"] else "")
+    click.echo(f"built {out} in {time.perf_counter() - started:.1f} s{pages}")
 
 
 @main.command("check-site")

@@ -19,6 +19,7 @@ from pathlib import Path
 from chronicle.config import RunConfig
 from chronicle.errors import ChronicleError
 from chronicle.render.i18n import edition_dir
+from chronicle.site.edition_cache import EditionCache, cache_dir
 from chronicle.site.editions import Editions
 from chronicle.store import Store, locked
 
@@ -68,10 +69,13 @@ def _source_date_epoch(value: str) -> Iterator[None]:
 
 
 def build_site(config: RunConfig, site_dir: Path | None = None,
-               seconds: dict[str, float] | None = None) -> Path:
+               seconds: dict[str, float] | None = None,
+               cached: dict[str, int] | None = None) -> Path:
     """Build the site into `site_dir` (default <root>/site) and return it.
 
-    `seconds`, when given, receives the wall time of each language's build.
+    `seconds`, when given, receives the wall time of each language's build; `cached`, how
+    many translated day pages came from the cache of earlier builds ("reused") and how
+    many were rendered ("rendered"), site/edition_cache.py.
     """
     mkdocs_yml = config.root / "mkdocs.yml"
     if not mkdocs_yml.is_file():
@@ -81,7 +85,8 @@ def build_site(config: RunConfig, site_dir: Path | None = None,
     site_dir = site_dir or config.root / "site"
     check_site_dir(site_dir, config)
     store = Store(config.docs_dir)
-    editions = Editions()
+    cache = EditionCache(cache_dir(config.root))
+    editions = Editions(cache=cache)
     with locked(store, "build"):
         latest = store.latest()
         # Same store, same bytes: dates that mkdocs and the feed plugin would take from the
@@ -94,6 +99,9 @@ def build_site(config: RunConfig, site_dir: Path | None = None,
                               editions)
                 if seconds is not None:
                     seconds[code] = time.perf_counter() - started
+        cache.prune()  # only after every edition: they share the folder
+    if cached is not None:
+        cached.update(reused=cache.reused, rendered=cache.missed)
     return site_dir
 
 

@@ -35,10 +35,10 @@ from chronicle.render.day_edition import edition_day_page, record_url, translate
 from chronicle.render.i18n import DEFAULT, NAMES, edition_dir, gettext
 from chronicle.render.translate import translate_spec
 from chronicle.site.citable import day_sections, edition_url
+from chronicle.site.edition_cache import LOCALE_FOLDER, EditionCache, edition_key
 from chronicle.site.inputs import BuildInputs
 
 Files = dict[str, str | bytes]
-LOCALE_FOLDER = "locale"  # a chronicle's own translations: <root>/locale/<lang>.po
 
 
 @dataclass
@@ -49,6 +49,7 @@ class Editions:
     inputs: BuildInputs | None = None
     svgs: dict[str, str] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)  # build time per language
+    cache: EditionCache | None = None  # translated day pages of earlier builds
 
 
 def alternates(languages: tuple[str, ...], code: str, dest_uri: str | None = None
@@ -146,9 +147,11 @@ def _own(path: str) -> bool:
     return not path.startswith(_ROOT_ONLY) and not path.endswith("/cite.json")
 
 
-def edition_files(inputs: BuildInputs, code: str) -> tuple[Files, Files]:
+def edition_files(inputs: BuildInputs, code: str, cache: EditionCache | None = None
+                  ) -> tuple[Files, Files]:
     """Return every generated file of the `code` edition (path relative to its root), and
-    the English spec of each of its run-wide charts (their SVGs are drawn from those)."""
+    the English spec of each of its run-wide charts (their SVGs are drawn from those);
+    `cache` keeps its day pages between builds."""
     from chronicle.render.i18n import use_language
     from chronicle.site.pages import SECTIONS
 
@@ -161,7 +164,7 @@ def edition_files(inputs: BuildInputs, code: str) -> tuple[Files, Files]:
         english = {p: c for p, c in files.items() if p.endswith(".vl.json")}
         for path, content in english.items():
             files[path] = _translated_spec(path, content)
-        files.update(edition_days(inputs))
+        files.update(edition_days(inputs, code, cache))
     return files, english
 
 
@@ -174,10 +177,15 @@ def _translated_spec(path: str, content: str | bytes) -> str:
     return json.dumps(spec, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def edition_days(inputs: BuildInputs) -> Files:
-    """Return every sealed day's page in the current language, with its charts
-    translated, rendered from the sealed day JSON and the sealed chart files."""
+def edition_days(inputs: BuildInputs, code: str, cache: EditionCache | None = None) -> Files:
+    """Return every sealed day's page in the current language (`code`), with its charts
+    translated, rendered from the sealed day JSON and the sealed chart files.
+
+    With a `cache`, a day whose inputs (site/edition_cache.py) an earlier build rendered
+    is taken from it: sealed days never change, so a nightly renders only the new one.
+    """
     config, out = inputs.config, Files()
+    edition = edition_key(config, code) if cache is not None else ""
     for i, d in enumerate(inputs.days):
         day = d["date"]
         snap = inputs.sealers.get(date.fromisoformat(day))
@@ -187,12 +195,27 @@ def edition_days(inputs: BuildInputs) -> Files:
         specs = {p.name[: -len(".vl.json")]: p.read_bytes()
                  for p in sorted(folder.glob("*.vl.json"))}
         svgs = {p.stem: p.read_bytes() for p in sorted(folder.glob("*.svg"))}
-        charts, files = translated_charts(day, specs, svgs)
         sealed_page = snap.sealed.get(day, {}).get(f"days/{day}.md", {})
         entry = {"snapshot": snap.id, "sha256": str(sealed_page.get("sha256", ""))}
         cite = day_sections(config, d, snap, record=record_url(""))
         later = inputs.days[i + 1]["date"] if i + 1 < len(inputs.days) else None
-        out[f"days/{day}.md"] = edition_day_page(d, charts, config, entry, cite, later)
+        key = ""
+        if cache is not None:
+            # Everything the page is made of but the edition's key: the day JSON as
+            # read, the sealed entry, its citation block, the next day, the chart bytes.
+            key = cache.day_key(edition, {"day": d, "entry": entry, "cite": cite,
+                                          "next": later},
+                                {**{f"{n}.vl.json": b for n, b in specs.items()},
+                                 **{f"{n}.svg": b for n, b in svgs.items()}})
+            kept = cache.get(key)
+            if kept is not None:
+                out.update(kept)
+                continue
+        charts, translated = translated_charts(day, specs, svgs)
+        files: Files = {f"days/{day}.md": edition_day_page(d, charts, config, entry, cite,
+                                                           later), **translated}
+        if cache is not None:
+            cache.put(key, files)
         out.update(files)
     return out
 

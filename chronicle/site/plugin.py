@@ -159,7 +159,8 @@ class ChroniclePlugin(BasePlugin):
             # sealed files and the published data stay at the root, once.
             for file in [f for f in files if f.src_uri.startswith(("days/", "data/"))]:
                 files.remove(file)
-            generated, english = edition_files(self.inputs, self.code)
+            cache = self.editions.cache if self.editions is not None else None
+            generated, english = edition_files(self.inputs, self.code, cache)
             self._chart_svgs = [p[: -len(".vl.json")] + ".svg" for p in english]
             # Its charts' SVGs are the English build's, translated (drawn again only when
             # this edition is built on its own).

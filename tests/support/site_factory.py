@@ -166,6 +166,12 @@ def make_chronicle(root: Path, nights: int = 4, failed_source: str | None = None
 
 def chronicle_build(root: Path, site: Path) -> Path:
     """Run `chronicle build` (every language's mkdocs build --strict) in a subprocess."""
+    chronicle_build_output(root, site)
+    return site
+
+
+def chronicle_build_output(root: Path, site: Path) -> str:
+    """Run `chronicle build` in a subprocess; return what it printed on stdout."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "NO_MKDOCS_2_WARNING": "1",
            "DISABLE_MKDOCS_2_WARNING": "true"}
     proc = subprocess.run(
@@ -173,7 +179,7 @@ def chronicle_build(root: Path, site: Path) -> Path:
          str(site)], cwd=root, env=env, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise AssertionError(f"chronicle build failed:\n{proc.stdout}\n{proc.stderr}")
-    return site
+    return proc.stdout
 
 
 def build_site(root: Path, site: Path | None = None) -> Path:
