@@ -187,6 +187,26 @@ def test_python_311_with_pip_cache_keyed_on_what_is_installed(tmp_path: Path) ->
     assert ".chronicle-requirement" in (REPO / "chronicle" / "scaffold" / "gitignore").read_text()
 
 
+@pytest.mark.parametrize("path", [NIGHTLY, SCAFFOLD_NIGHTLY], ids=["repo", "scaffold"])
+def test_chronicle_cache_is_restored_before_the_snapshot(path: Path) -> None:
+    # Without it every night is cold: the compact metrics copy and the translated day
+    # pages (site/edition_cache.py) are made again from the whole store.
+    steps = load_workflow(path)["jobs"]["snapshot"]["steps"]
+    caches = [i for i, s in enumerate(steps) if s.get("uses", "").startswith("actions/cache@")]
+    assert len(caches) == 1
+    cache = steps[caches[0]]["with"]
+    assert cache["path"] == ".cache/chronicle"
+    # A new key each night (a cache is never overwritten), the newest restored by prefix.
+    assert "${{ github.run_id }}" in cache["key"]
+    prefix = cache["restore-keys"].strip()
+    assert cache["key"].startswith(prefix) and "github.run_id" not in prefix
+    runs = [s.get("run", "") for s in steps]
+    snapshot = next(i for i, r in enumerate(runs) if 'chronicle "${args[@]}"' in r)
+    build = next(i for i, r in enumerate(runs) if "chronicle build" in r)
+    assert caches[0] < snapshot < build
+    assert ".cache/" in (REPO / "chronicle" / "scaffold" / "gitignore").read_text().split()
+
+
 def test_no_browser_in_the_nightly_job() -> None:
     text = NIGHTLY.read_text(encoding="utf-8").lower()
     for banned in ("chromium", "playwright", "apt-get", "[dev]"):
