@@ -3,17 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
 
-from tests.support.browser import serve
+from tests.support.browser import ARGS, CHROMIUM, record_problems, serve
 from tests.support.site_factory import build_site, chronicle_build, make_chronicle
-
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 pytestmark = [
     pytest.mark.browser,
@@ -44,17 +39,11 @@ def served_editions(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                                   "charts.html"])
 def test_page_renders_offline(served: str, path: str) -> None:
     sync_api = pytest.importorskip("playwright.sync_api")
-    host = urlparse(served).netloc
-    errors: list[str] = []
-    foreign: list[str] = []
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
         try:
             page = browser.new_page()
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.on("request", lambda r: foreign.append(r.url)
-                    if urlparse(r.url).netloc != host and not r.url.startswith("data:") else None)
+            errors, foreign = record_problems(page, urlparse(served).netloc)
             page.goto(served + path, wait_until="load")
             charts = page.locator(".chronicle-chart")
             n = charts.count()
@@ -98,17 +87,11 @@ def test_instant_navigation_draws_charts(served: str) -> None:
 
 def test_a_chinese_day_page_draws_its_charts_and_switches_language(served_editions: str) -> None:
     sync_api = pytest.importorskip("playwright.sync_api")
-    host = urlparse(served_editions).netloc
-    errors: list[str] = []
-    foreign: list[str] = []
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
         try:
             page = browser.new_page()
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.on("request", lambda r: foreign.append(r.url)
-                    if urlparse(r.url).netloc != host and not r.url.startswith("data:") else None)
+            errors, foreign = record_problems(page, urlparse(served_editions).netloc)
             page.goto(served_editions + "zh/days/2026-08-21.html", wait_until="load")
             assert page.locator("html").get_attribute("lang") == "zh"
             charts = page.locator(".chronicle-chart")

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -49,6 +50,18 @@ def serve(site: Path, under: str = "") -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def record_problems(page: Any, host: str) -> tuple[list[str], list[str]]:
+    """Start recording `page`'s console errors and uncaught exceptions, and every request
+    to a host but `host` (data: URLs aside); return the two lists, filled as it runs."""
+    errors: list[str] = []
+    foreign: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("request", lambda r: foreign.append(r.url)
+            if urlparse(r.url).netloc != host and not r.url.startswith("data:") else None)
+    return errors, foreign
 
 
 def open_page(browser: Any, url: str, viewport: dict[str, int], scheme: str) -> Any:
