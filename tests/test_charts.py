@@ -29,6 +29,7 @@ from chronicle.render.charts import (
 )
 from chronicle.render.svg import javascript_bundle, render_png, render_svg
 from chronicle.render.vega import ema
+from tests.support.browser import CHROMIUM, chromium
 
 T0 = 1787097600.0  # 2026-08-19T00:00:00Z, day 1 of the run
 DAY = 86400.0
@@ -414,16 +415,11 @@ def test_bundle_is_cached_on_disk_and_defines_vega_embed(
     assert cached.read_text(encoding="utf-8") == text
 
 
-CHROMIUM = Path("/usr/bin/chromium")
-
-
 @pytest.mark.browser
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian chromium")
 def test_bundle_renders_a_spec_in_a_browser_without_network(
     bundle_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from playwright.sync_api import sync_playwright
-
     monkeypatch.setenv("XDG_CACHE_HOME", str(bundle_cache))
     x, _ = _loss(5000)
     spec = _chart(
@@ -444,26 +440,22 @@ def test_bundle_renders_a_spec_in_a_browser_without_network(
     when = f"{hovered:%b} {hovered.day}, {hovered:%Y %H:%M}"  # Vega's default, in UTC
     requests: list[str] = []
     errors: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
-        try:
-            page = browser.new_page(timezone_id="Pacific/Auckland")  # not UTC on purpose
-            page.on("request", lambda r: requests.append(r.url))
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.set_content(page_html)
-            page.wait_for_selector("body[data-done], body[data-error]", timeout=20_000)
-            assert page.get_attribute("body", "data-error") is None
-            assert page.locator("#c svg .mark-line path").count() == 2  # raw and EMA
-            assert page.locator("#c svg .mark-rule line").count() >= 2
-            # The invisible hover targets carry the tooltip, with the time in UTC.
-            page.locator("#c svg .mark-symbol.role-mark path").last.hover()  # drawn last: on top
-            tip = page.locator("#vg-tooltip-element")
-            tip.wait_for(state="visible", timeout=5_000)
-            assert "time (UTC)" in tip.inner_text()
-            assert "train/loss" in tip.inner_text()
-            assert when in tip.inner_text()
-        finally:
-            browser.close()
+    with chromium() as browser:
+        page = browser.new_page(timezone_id="Pacific/Auckland")  # not UTC on purpose
+        page.on("request", lambda r: requests.append(r.url))
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.set_content(page_html)
+        page.wait_for_selector("body[data-done], body[data-error]", timeout=20_000)
+        assert page.get_attribute("body", "data-error") is None
+        assert page.locator("#c svg .mark-line path").count() == 2  # raw and EMA
+        assert page.locator("#c svg .mark-rule line").count() >= 2
+        # The invisible hover targets carry the tooltip, with the time in UTC.
+        page.locator("#c svg .mark-symbol.role-mark path").last.hover()  # drawn last: on top
+        tip = page.locator("#vg-tooltip-element")
+        tip.wait_for(state="visible", timeout=5_000)
+        assert "time (UTC)" in tip.inner_text()
+        assert "train/loss" in tip.inner_text()
+        assert when in tip.inner_text()
     assert errors == []
     assert [u for u in requests if not u.startswith(("about:", "data:"))] == []
 

@@ -16,10 +16,10 @@ import pytest
 
 from chronicle.demo import run_demo
 from tests.support.browser import (
-    ARGS,
     CHROMIUM,
     LAPTOP,
     PHONE,
+    chromium,
     layout_problems,
     open_page,
     serious_violations,
@@ -48,13 +48,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
+    pytest.importorskip("playwright.sync_api")
+    with chromium() as launched:
+        yield launched
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])

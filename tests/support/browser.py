@@ -26,6 +26,20 @@ CHARTS_DRAWN = ("() => [...document.querySelectorAll('.chronicle-chart')]"
                 ".every(c => c.classList.contains('chronicle-chart--live'))")
 
 
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """Debian's chromium through Playwright (a browser download is impossible here),
+    closed on the way out. Callers that may run without Playwright skip first."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
 class _Quiet(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args: object) -> None:
         pass

@@ -13,7 +13,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from tests.support.browser import ARGS, CHROMIUM, LAPTOP, open_page, serve
+from tests.support.browser import LAPTOP, chromium, open_page, serve
 from tests.support.paths import REPO
 
 SHOTS = {"home.png": ("index.html", LAPTOP["height"]), "day.png": (None, 1500)}
@@ -45,15 +45,9 @@ def main(argv: list[str]) -> None:
     out = Path(argv[1]) if len(argv) > 1 else REPO / "docs-img"
     if not (site / "index.html").is_file():
         raise SystemExit(f"{site}: no built site; run `make demo` first")
-    from playwright.sync_api import sync_playwright
-
-    with serve(site) as url, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        try:
-            for path in take(url, out, browser):
-                print(f"wrote {path} ({path.stat().st_size / 1024:.0f} KB)")
-        finally:
-            browser.close()
+    with serve(site) as url, chromium() as browser:
+        for path in take(url, out, browser):
+            print(f"wrote {path} ({path.stat().st_size / 1024:.0f} KB)")
 
 
 if __name__ == "__main__":
