@@ -160,9 +160,19 @@ def build(root: Path, site_dir: Path | None) -> None:
     cached: dict[str, int] = {}
     out = build_site(config, site_dir.resolve() if site_dir else None, cached=cached)
     # A nightly's log shows whether .cache/chronicle was restored (README "Languages").
-    pages = (f" (translated day pages: {cached['reused']} from .cache/chronicle, "
-             f"{cached['rendered']} rendered)" if cached["reused"] + cached["rendered"] else "")
-    click.echo(f"built {out} in {time.perf_counter() - started:.1f} s{pages}")
+    click.echo(f"built {out} in {time.perf_counter() - started:.1f} s{_cache_use(cached)}")
+
+
+def _cache_use(cached: dict[str, int]) -> str:
+    """Return what a build took from .cache/chronicle and what it made (site/build_cache.py)."""
+    said = [f"{label}: {cached[f'{kind} reused']} from .cache/chronicle, "
+            f"{cached[f'{kind} made']} {verb}"
+            for kind, label, verb in (("svgs", "chart SVGs", "drawn"),
+                                      ("threads", "thread pages", "rendered"),
+                                      ("verdicts", "verdicts", "computed"),
+                                      ("editions", "translated day pages", "rendered"))
+            if cached.get(f"{kind} reused", 0) + cached.get(f"{kind} made", 0)]
+    return f" ({'; '.join(said)})" if said else ""
 
 
 @main.command("check-site")

@@ -1,16 +1,22 @@
 """Static SVGs of the build-time charts (site/statics.py): drawn beside the Markdown
-conversion, written after the pages, the same bytes as drawing them first."""
+conversion, written after the pages, the same bytes as drawing them first; kept in
+.cache/chronicle/svgs by spec, so a build whose specs did not change draws none."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from chronicle.render.embed import spec_json
 from chronicle.render.svg import render_svg
-from chronicle.site.statics import Drawing, chart_specs, with_svgs
+from chronicle.site.build_cache import FORMAT, BuildCache, entry_key
+from chronicle.site.statics import Drawing, chart_specs, svg_key, with_svgs
+from tests.support.paths import REPO
 from tests.support.site_factory import build_site, make_chronicle
 
 SPEC = {"mark": "line", "data": {"values": [{"x": 0, "y": 1}, {"x": 1, "y": 2}]},
@@ -39,3 +45,65 @@ def test_a_built_site_has_the_static_svg_of_every_chart(tmp_path: Path) -> None:
         assert svg.read_text(encoding="utf-8") == render_svg(json.loads(spec.read_text()))
     # The pages point at them.
     assert 'src="charts/loss.svg"' in (site / "charts.html").read_text(encoding="utf-8")
+
+
+OTHER = {**SPEC, "mark": "point"}
+# Build a chronicle in-process and say how many SVGs it drew and how many worker processes
+# it has alive: the render workers live until the process exits.
+BUILD_AND_COUNT = """
+import multiprocessing, sys
+from pathlib import Path
+from chronicle.config import load_config
+from chronicle.site.build import build_site
+cached = {}
+build_site(load_config(Path(sys.argv[1])), Path(sys.argv[2]), cached=cached)
+print(cached["svgs reused"], cached["svgs made"], len(multiprocessing.active_children()))
+"""
+
+
+def test_a_kept_svg_is_read_instead_of_drawn(tmp_path: Path) -> None:
+    files: dict[str, str | bytes] = {"a.vl.json": spec_json(SPEC), "b.vl.json": spec_json(OTHER)}
+    first = Drawing(files, BuildCache(tmp_path))
+    assert first.drawn == 2
+    svgs = first.svgs()
+    assert svgs == {"a.svg": render_svg(SPEC), "b.svg": render_svg(OTHER)}
+    again = Drawing(files, BuildCache(tmp_path))
+    assert again.drawn == 0 and again.svgs() == svgs and list(again.svgs()) == ["a.svg", "b.svg"]
+    # A changed spec has a new key: drawn again, never the old picture.
+    wider = {**OTHER, "width": 300}
+    changed = Drawing({**files, "b.vl.json": spec_json(wider)}, BuildCache(tmp_path))
+    assert changed.drawn == 1 and changed.svgs()["b.svg"] == render_svg(wider) != svgs["b.svg"]
+    # A damaged entry is drawn again.
+    entry = tmp_path / f"v{FORMAT}-{svg_key(spec_json(SPEC))}.json"
+    entry.write_bytes(entry.read_bytes().replace(b"<svg", b"<SVG", 1))
+    damaged = Drawing(files, BuildCache(tmp_path))
+    assert damaged.drawn == 1 and damaged.svgs() == svgs
+
+
+def test_the_key_is_the_spec_and_what_draws_it(tmp_path: Path) -> None:
+    key = svg_key(spec_json(SPEC))
+    assert svg_key(spec_json(dict(reversed(SPEC.items())))) == key  # canonical JSON
+    assert svg_key(spec_json(OTHER)) != key
+    # Not the spec alone: the code, vl-convert and the Vega-Lite release are part of it.
+    assert key != entry_key("", files={"spec": spec_json(SPEC).encode()})
+
+
+def _build_and_count(root: Path, site: Path) -> tuple[int, int, int]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    out = subprocess.run([sys.executable, "-c", BUILD_AND_COUNT, str(root), str(site)],
+                         env=env, capture_output=True, text=True, check=True).stdout
+    reused, made, workers = (int(x) for x in out.split()[-3:])
+    return reused, made, workers
+
+
+@pytest.mark.slow
+def test_a_build_with_every_svg_kept_starts_no_worker(tmp_path: Path) -> None:
+    made = make_chronicle(tmp_path / "c", nights=2)
+    reused, drawn, workers = _build_and_count(made.root, tmp_path / "cold")
+    assert reused == 0 and drawn > 10 and workers >= 1
+    assert _build_and_count(made.root, tmp_path / "warm") == (drawn, 0, 0)
+    cold = {p.relative_to(tmp_path / "cold"): p.read_bytes()
+            for p in sorted((tmp_path / "cold").rglob("*")) if p.is_file()}
+    warm = {p.relative_to(tmp_path / "warm"): p.read_bytes()
+            for p in sorted((tmp_path / "warm").rglob("*")) if p.is_file()}
+    assert warm == cold

@@ -19,7 +19,7 @@ from pathlib import Path
 from chronicle.config import RunConfig
 from chronicle.errors import ChronicleError
 from chronicle.render.i18n import edition_dir
-from chronicle.site.edition_cache import EditionCache, cache_dir
+from chronicle.site.build_cache import Caches
 from chronicle.site.editions import Editions
 from chronicle.store import Store, locked
 
@@ -73,9 +73,10 @@ def build_site(config: RunConfig, site_dir: Path | None = None,
                cached: dict[str, int] | None = None) -> Path:
     """Build the site into `site_dir` (default <root>/site) and return it.
 
-    `seconds`, when given, receives the wall time of each language's build; `cached`, how
-    many translated day pages came from the cache of earlier builds ("reused") and how
-    many were rendered ("rendered"), site/edition_cache.py.
+    `seconds`, when given, receives the wall time of each language's build; `cached`, for
+    each kind of cache (site/build_cache.py: "editions", "svgs", "threads", "verdicts"),
+    how many entries came from earlier builds ("<kind> reused") and how many were made
+    ("<kind> made"): "svgs made" 0 means no render worker was started.
     """
     mkdocs_yml = config.root / "mkdocs.yml"
     if not mkdocs_yml.is_file():
@@ -85,8 +86,8 @@ def build_site(config: RunConfig, site_dir: Path | None = None,
     site_dir = site_dir or config.root / "site"
     check_site_dir(site_dir, config)
     store = Store(config.docs_dir)
-    cache = EditionCache(cache_dir(config.root))
-    editions = Editions(cache=cache)
+    caches = Caches.of(config.root)
+    editions = Editions(caches=caches)
     with locked(store, "build"):
         latest = store.latest()
         # Same store, same bytes: dates that mkdocs and the feed plugin would take from the
@@ -99,9 +100,10 @@ def build_site(config: RunConfig, site_dir: Path | None = None,
                               editions)
                 if seconds is not None:
                     seconds[code] = time.perf_counter() - started
-        cache.prune()  # only after every edition: they share the folder
+        caches.prune()  # only after every edition: they share the folders
     if cached is not None:
-        cached.update(reused=cache.reused, rendered=cache.missed)
+        for kind, cache in caches.each().items():
+            cached.update({f"{kind} reused": cache.reused, f"{kind} made": cache.missed})
     return site_dir
 
 

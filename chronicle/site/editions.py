@@ -34,8 +34,9 @@ from chronicle.config import RunConfig
 from chronicle.render.day_edition import edition_day_page, record_url, translated_charts
 from chronicle.render.i18n import DEFAULT, NAMES, edition_dir, gettext
 from chronicle.render.translate import translate_spec
+from chronicle.site.build_cache import BuildCache, Caches, entry_key
 from chronicle.site.citable import day_sections, edition_url
-from chronicle.site.edition_cache import LOCALE_FOLDER, EditionCache, edition_key
+from chronicle.site.edition_cache import LOCALE_FOLDER, edition_key
 from chronicle.site.inputs import BuildInputs
 
 Files = dict[str, str | bytes]
@@ -49,7 +50,7 @@ class Editions:
     inputs: BuildInputs | None = None
     svgs: dict[str, str] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)  # build time per language
-    cache: EditionCache | None = None  # translated day pages of earlier builds
+    caches: Caches | None = None  # what earlier builds made (site/build_cache.py)
 
 
 def alternates(languages: tuple[str, ...], code: str, dest_uri: str | None = None
@@ -147,7 +148,7 @@ def _own(path: str) -> bool:
     return not path.startswith(_ROOT_ONLY) and not path.endswith("/cite.json")
 
 
-def edition_files(inputs: BuildInputs, code: str, cache: EditionCache | None = None
+def edition_files(inputs: BuildInputs, code: str, cache: BuildCache | None = None
                   ) -> tuple[Files, Files]:
     """Return every generated file of the `code` edition (path relative to its root), and
     the English spec of each of its run-wide charts (their SVGs are drawn from those);
@@ -177,7 +178,7 @@ def _translated_spec(path: str, content: str | bytes) -> str:
     return json.dumps(spec, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def edition_days(inputs: BuildInputs, code: str, cache: EditionCache | None = None) -> Files:
+def edition_days(inputs: BuildInputs, code: str, cache: BuildCache | None = None) -> Files:
     """Return every sealed day's page in the current language (`code`), with its charts
     translated, rendered from the sealed day JSON and the sealed chart files.
 
@@ -203,10 +204,10 @@ def edition_days(inputs: BuildInputs, code: str, cache: EditionCache | None = No
         if cache is not None:
             # Everything the page is made of but the edition's key: the day JSON as
             # read, the sealed entry, its citation block, the next day, the chart bytes.
-            key = cache.day_key(edition, {"day": d, "entry": entry, "cite": cite,
-                                          "next": later},
-                                {**{f"{n}.vl.json": b for n, b in specs.items()},
-                                 **{f"{n}.svg": b for n, b in svgs.items()}})
+            key = entry_key(edition, {"day": d, "entry": entry, "cite": cite,
+                                      "next": later},
+                            {**{f"{n}.vl.json": b for n, b in specs.items()},
+                             **{f"{n}.svg": b for n, b in svgs.items()}})
             kept = cache.get(key)
             if kept is not None:
                 out.update(kept)

@@ -151,21 +151,23 @@ class ChroniclePlugin(BasePlugin):
     def on_files(self, files: Files, *, config: MkDocsConfig) -> Files:
         """Add every generated page and file (in memory; nothing is written to docs/) and
         start drawing the charts' static SVGs (written by on_post_build)."""
+        caches = self.editions.caches if self.editions is not None else None
+        svgs = caches.svgs if caches is not None else None
         if self.code == DEFAULT:
             generated = site_files(self.inputs)
-            self._drawing = Drawing(generated)
+            self._drawing = Drawing(generated, svgs)
         else:
             # A translated edition renders its own day pages from the sealed JSON; the
             # sealed files and the published data stay at the root, once.
             for file in [f for f in files if f.src_uri.startswith(("days/", "data/"))]:
                 files.remove(file)
-            cache = self.editions.cache if self.editions is not None else None
-            generated, english = edition_files(self.inputs, self.code, cache)
+            generated, english = edition_files(self.inputs, self.code,
+                                               caches.editions if caches is not None else None)
             self._chart_svgs = [p[: -len(".vl.json")] + ".svg" for p in english]
             # Its charts' SVGs are the English build's, translated (drawn again only when
             # this edition is built on its own).
             drawn = self.editions.svgs if self.editions is not None else {}
-            self._drawing = None if set(english) <= set(drawn) else Drawing(english)
+            self._drawing = None if set(english) <= set(drawn) else Drawing(english, svgs)
         for path, content in generated.items():
             old = files.get_file_from_path(path)
             if old is not None:

@@ -5,24 +5,37 @@ worker processes when it adds the generated files and writes them into the site 
 mkdocs has built the pages: the drawing runs beside the Markdown conversion instead of
 before it. The SVGs are referenced from raw HTML (`<img src>`), which mkdocs neither
 validates nor rewrites, so they need not be mkdocs files.
+
+An SVG is a pure function of its spec, the chronicle code (render_svg's width,
+background and hover-layer strip), vl-convert and the Vega-Lite release it draws with, so
+each is kept in `.cache/chronicle/svgs/` (site/build_cache.py) under the sha256 of those:
+a build whose specs an earlier build drew starts no worker process at all.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from functools import cache
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from chronicle.render.embed import SPEC_SUFFIX
 from chronicle.render.svg import render_statics, start_svgs
+from chronicle.render.vega import VEGA_LITE
+from chronicle.site.build_cache import FORMAT, BuildCache, code_fingerprint, entry_key
+
+
+def _spec_texts(files: Mapping[str, str | bytes]) -> dict[str, str]:
+    """Return {path of the static SVG: spec JSON} for every chart spec among `files`."""
+    return {path[: -len(SPEC_SUFFIX)] + ".svg": content for path, content in files.items()
+            if path.endswith(SPEC_SUFFIX) and isinstance(content, str)}
 
 
 def chart_specs(files: Mapping[str, str | bytes]) -> dict[str, dict[str, Any]]:
     """Return {path of the static SVG: spec} for every chart spec among `files`."""
-    return {path[: -len(SPEC_SUFFIX)] + ".svg": json.loads(content)
-            for path, content in files.items()
-            if path.endswith(SPEC_SUFFIX) and isinstance(content, str)}
+    return {path: json.loads(text) for path, text in _spec_texts(files).items()}
 
 
 def with_svgs(files: Mapping[str, str | bytes]) -> dict[str, str | bytes]:
@@ -30,17 +43,53 @@ def with_svgs(files: Mapping[str, str | bytes]) -> dict[str, str | bytes]:
     return {**files, **render_statics(chart_specs(files))[0]}
 
 
-class Drawing:
-    """The SVGs of one build, drawn in the background and written after the pages."""
+@cache
+def _svg_prefix() -> str:
+    """Return what every SVG depends on beyond its spec (once per process)."""
+    return "\n".join([f"format={FORMAT}", "kind=svg", f"code={code_fingerprint()}",
+                      f"vl-convert={metadata.version('vl-convert-python')}",
+                      f"vega-lite={VEGA_LITE}"])
 
-    def __init__(self, files: Mapping[str, str | bytes]) -> None:
-        self._wait: Callable[[], dict[str, str]] = start_svgs(chart_specs(files))
+
+def svg_key(spec_text: str) -> str:
+    """Return the cache key of the SVG of a published spec (its canonical JSON,
+    render/embed.py `spec_json`: the bytes the SVG is drawn from)."""
+    return entry_key(_svg_prefix(), files={"spec": spec_text.encode()})
+
+
+class Drawing:
+    """The SVGs of one build, drawn in the background and written after the pages.
+
+    With a `cache`, the SVGs an earlier build drew from the same specs are read instead,
+    and only the others are drawn (`drawn` says how many: 0 starts no worker).
+    """
+
+    def __init__(self, files: Mapping[str, str | bytes], cache: BuildCache | None = None
+                 ) -> None:
+        texts = _spec_texts(files)
+        self._order, self._cache = list(texts), cache
+        self._keys: dict[str, str] = {}
+        self._kept: dict[str, str] = {}
+        if cache is not None:
+            for path, text in texts.items():
+                self._keys[path] = key = svg_key(text)
+                kept = cache.get_text(key)
+                if kept is not None:
+                    self._kept[path] = kept
+        todo = {p: json.loads(t) for p, t in texts.items() if p not in self._kept}
+        self.drawn = len(todo)
+        self._wait: Callable[[], dict[str, str]] = start_svgs(todo)
         self._svgs: dict[str, str] | None = None
 
     def svgs(self) -> dict[str, str]:
         """Wait for the drawings; return {path of the SVG: its text}."""
         if self._svgs is None:
-            self._svgs = self._wait()
+            drawn = self._wait()
+            if self._cache is not None:
+                for path, svg in drawn.items():
+                    self._cache.put_text(self._keys[path], svg)
+            both = {**self._kept, **drawn}
+            self._svgs = {path: both[path] for path in self._order}
         return self._svgs
 
     def write(self, site_dir: Path) -> int:

@@ -1,0 +1,204 @@
+"""The build's own work of earlier builds, kept outside the published tree (site stage).
+
+Much of what a build makes is a pure function of bytes that did not change since the
+last build: a chart's SVG of its spec, a thread's page of its stored states, the
+watchers' verdicts of every stored row, a translated day page of its sealed files. Each
+kind is kept in its own folder of `<chronicle>/.cache/chronicle/`, every entry named by
+the sha256 of all the bytes it is made of (`entry_key`, never an mtime), so a repeated
+build, or a nightly where most inputs are the same, reads them instead of making them.
+
+It is only a cache: every entry carries the sha256 of its own content and the key it was
+written for, and one that is damaged, unreadable or foreign is ignored and made again;
+writing is best effort (temporary file + rename), so a read-only disk still builds, with
+the same bytes. Entries no part of the build used are dropped at its end (`prune`), so
+each folder holds one build's worth.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import json
+import os
+import platform
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import chronicle
+
+FORMAT = 1  # bump when an entry's layout changes: older entries are then ignored
+# Libraries whose output is part of a page's bytes (templates, catalogs): a new version
+# may render differently, so it makes new keys.
+_LIBRARIES = ("jinja2", "markupsafe", "babel")
+
+Files = dict[str, str | bytes]
+
+
+def cache_root(root: Path) -> Path:
+    """Return the folder of every cache of the chronicle at `root`."""
+    return root / ".cache" / "chronicle"
+
+
+@cache
+def code_fingerprint() -> str:
+    """Return the sha256 of the installed chronicle package's source files (code,
+    templates, catalogs, assets), computed once per process: any change to chronicle
+    makes new keys, whatever part of it an entry comes from."""
+    package = Path(chronicle.__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*")):
+        if not path.is_file() or "__pycache__" in path.parts or path.suffix == ".pyc":
+            continue
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    for name in _LIBRARIES:
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            digest.update(f"{name}={metadata.version(name)}\0".encode())
+    digest.update(platform.python_version().encode())
+    return digest.hexdigest()
+
+
+def entry_key(prefix: str, inputs: Any = None, files: Mapping[str, bytes] | None = None
+              ) -> str:
+    """Return the key of one entry: `prefix` (what every entry of its kind depends on),
+    its own JSON-able `inputs` and the sha256 of each of its input `files`."""
+    digest = hashlib.sha256(prefix.encode())
+    digest.update(json.dumps(inputs, sort_keys=True, ensure_ascii=False,
+                             separators=(",", ":")).encode())
+    for name in sorted(files or {}):
+        digest.update(f"\0{name}\0".encode() + hashlib.sha256((files or {})[name]).digest())
+    return digest.hexdigest()
+
+
+@dataclass
+class BuildCache:
+    """One kind of entry (one folder) and what this build did with it."""
+
+    folder: Path
+    used: set[str] = field(default_factory=set)
+    reused: int = 0  # valid entries read
+    missed: int = 0  # made instead (no entry, or not a valid one)
+    written: int = 0
+
+    def _path(self, key: str) -> Path:
+        return self.folder / f"v{FORMAT}-{key}.json"
+
+    def get(self, key: str) -> Files | None:
+        """Return the files kept under `key`, or None when there is no valid entry."""
+        self.used.add(key)
+        try:
+            files = _decode(self._path(key).read_bytes(), key)
+        except OSError:
+            files = None
+        if files is None:
+            self.missed += 1
+        else:
+            self.reused += 1
+        return files
+
+    def put(self, key: str, files: Files) -> None:
+        """Keep `files` under `key`. Best effort: a read-only disk still builds."""
+        self.used.add(key)
+        with contextlib.suppress(OSError):
+            self.folder.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
+            try:
+                with os.fdopen(fd, "wb") as sink:
+                    sink.write(_encode(files, key))
+                os.replace(tmp, self._path(key))
+                self.written += 1
+            finally:
+                Path(tmp).unlink(missing_ok=True)
+
+    def get_text(self, key: str) -> str | None:
+        """Return the one text kept under `key` (see `put_text`), or None."""
+        kept = self.get(key)
+        text = kept.get("text") if kept is not None else None
+        return text if isinstance(text, str) else None
+
+    def put_text(self, key: str, text: str) -> None:
+        """Keep one text under `key`."""
+        self.put(key, {"text": text})
+
+    def text(self, key: str, make: Callable[[], str]) -> str:
+        """Return the text kept under `key`, or `make()` it and keep it."""
+        text = self.get_text(key)
+        if text is None:
+            text = make()
+            self.put_text(key, text)
+        return text
+
+    def prune(self) -> None:
+        """Drop every entry this build did not use (older keys, other formats)."""
+        if not self.folder.is_dir():
+            return
+        keep = {self._path(key).name for key in self.used}
+        with contextlib.suppress(OSError):
+            for old in self.folder.iterdir():
+                if old.name not in keep and old.is_file():
+                    old.unlink(missing_ok=True)
+
+
+@dataclass
+class Caches:
+    """The caches of one `chronicle build`, shared by every edition it builds."""
+
+    editions: BuildCache  # translated day pages (site/edition_cache.py)
+    svgs: BuildCache  # static SVGs of the build's own charts (site/statics.py)
+    threads: BuildCache  # thread pages (site/pages.py)
+    verdicts: BuildCache  # the watchers' verdicts of every day (site/inputs.py)
+
+    @classmethod
+    def of(cls, root: Path) -> Caches:
+        """Return the caches of the chronicle at `root` (nothing read yet)."""
+        folder = cache_root(root)
+        return cls(*(BuildCache(folder / f.name) for f in fields(cls)))
+
+    def each(self) -> dict[str, BuildCache]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def prune(self) -> None:
+        """Drop what this build did not use, in every folder (only after every edition:
+        they share them)."""
+        for kind in self.each().values():
+            kind.prune()
+
+
+def _encode(files: Files, key: str) -> bytes:
+    """Return an entry: the sha256 of its body on the first line, then the body (format,
+    key and each file, text or base64)."""
+    # Not sorted: the files come back in the order they were computed (the site's order).
+    body = json.dumps({
+        "format": FORMAT, "key": key,
+        "files": {p: ["b", base64.b64encode(c).decode()] if isinstance(c, bytes) else ["t", c]
+                  for p, c in files.items()},
+    }, ensure_ascii=False, separators=(",", ":")).encode()
+    return hashlib.sha256(body).hexdigest().encode() + b"\n" + body
+
+
+def _decode(raw: bytes, key: str) -> Files | None:
+    """Return the files of an entry, or None unless its checksum, format and key hold."""
+    head, _, body = raw.partition(b"\n")
+    if head.decode("ascii", "replace") != hashlib.sha256(body).hexdigest():
+        return None  # damaged: truncated, edited, a disk error
+    try:
+        entry = json.loads(body)
+        if entry["format"] != FORMAT or entry["key"] != key:
+            return None  # another entry's content under this name
+        out: Files = {}
+        for path, (kind, content) in entry["files"].items():
+            if kind == "b":
+                out[path] = base64.b64decode(content, validate=True)
+            elif kind == "t" and isinstance(content, str):
+                out[path] = content
+            else:
+                return None
+        return out
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
