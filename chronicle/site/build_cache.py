@@ -24,18 +24,21 @@ import os
 import platform
 import tempfile
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from functools import cache
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import chronicle
+from chronicle.config import RunConfig
 
 FORMAT = 1  # bump when an entry's layout changes: older entries are then ignored
-# Libraries whose output is part of a page's bytes (templates, catalogs): a new version
-# may render differently, so it makes new keys.
-_LIBRARIES = ("jinja2", "markupsafe", "babel")
+# Libraries whose output is part of an entry's bytes (templates, catalogs, comments'
+# Markdown and sanitizing, front matter, the analyses' arithmetic): a new version may
+# give other bytes, so it makes new keys.
+_LIBRARIES = ("jinja2", "markupsafe", "babel", "markdown", "nh3", "pyyaml", "numpy",
+              "pyarrow")
 
 Files = dict[str, str | bytes]
 
@@ -62,6 +65,13 @@ def code_fingerprint() -> str:
             digest.update(f"{name}={metadata.version(name)}\0".encode())
     digest.update(platform.python_version().encode())
     return digest.hexdigest()
+
+
+def config_sha256(config: RunConfig) -> str:
+    """Return the sha256 of the frozen dataclass tree of chronicle.yml (defaults applied):
+    what pages and analyses read. Not where the chronicle lives (nothing reads
+    config.root): a moved checkout or a copy keeps its cache."""
+    return hashlib.sha256(repr(replace(config, root=Path())).encode()).hexdigest()
 
 
 def entry_key(prefix: str, inputs: Any = None, files: Mapping[str, bytes] | None = None
@@ -134,6 +144,25 @@ class BuildCache:
             self.put_text(key, text)
         return text
 
+    def value(self, key: str, make: Callable[[], Any]) -> Any:
+        """Return the JSON value kept under `key`, or `make()` it and keep it.
+
+        A value is kept only when JSON gives it back exactly (the same types, keys in the
+        same order, all the way down), so a warm build reads what a cold one computed: a
+        tuple, a NaN or a numpy number would not come back, so is computed every time.
+        """
+        text = self.get_text(key)
+        if text is not None:
+            with contextlib.suppress(ValueError):
+                return json.loads(text)
+        value = make()
+        with contextlib.suppress(TypeError, ValueError):
+            text = json.dumps(value, ensure_ascii=False, allow_nan=False,
+                              separators=(",", ":"))
+            if _same(json.loads(text), value):
+                self.put_text(key, text)
+        return value
+
     def prune(self) -> None:
         """Drop every entry this build did not use (older keys, other formats)."""
         if not self.folder.is_dir():
@@ -168,6 +197,17 @@ class Caches:
         they share them)."""
         for kind in self.each().values():
             kind.prune()
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Return whether `a` and `b` are equal with the same types and key order throughout."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
 
 
 def _encode(files: Files, key: str) -> bytes:

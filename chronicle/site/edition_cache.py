@@ -13,12 +13,11 @@ shares, which the edition's other cached pages (threads) use too.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import replace
 from pathlib import Path
 
 from chronicle.config import RunConfig
 from chronicle.render.i18n import catalog_path
-from chronicle.site.build_cache import FORMAT, cache_root, code_fingerprint
+from chronicle.site.build_cache import FORMAT, cache_root, code_fingerprint, config_sha256
 
 LOCALE_FOLDER = "locale"  # a chronicle's own translations: <root>/locale/<lang>.po
 
@@ -30,13 +29,6 @@ def cache_dir(root: Path) -> Path:
 
 def _file_sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "absent"
-
-
-def config_sha256(config: RunConfig) -> str:
-    """Return the sha256 of the frozen dataclass tree of chronicle.yml (defaults applied):
-    what pages and analyses read. Not where the chronicle lives (nothing reads
-    config.root): a moved checkout or a copy keeps its cache."""
-    return hashlib.sha256(repr(replace(config, root=Path())).encode()).hexdigest()
 
 
 def edition_key(config: RunConfig, code: str) -> str:

@@ -2,16 +2,21 @@
 
 Every generated page and every page hook of a build works from one `BuildInputs`: the
 sealed days' JSON, the stitched series, failures, runs, threads and the snapshot chain.
-The store is read here and nowhere else in the build.
+The store is read here and nowhere else in the build. The watchers' verdicts of every
+day, a pure function of those, are kept in `.cache/chronicle/verdicts/` under the sha256
+of every byte they are computed from (site/build_cache.py).
 """
 
 from __future__ import annotations
 
+import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import date, datetime
 from functools import cached_property
 from typing import Any, cast
+
+import numpy as np
 
 from chronicle.analysis.changes import ChangeInputs, RunChanges, run_changes
 from chronicle.analysis.day_model import DaySummary
@@ -21,6 +26,13 @@ from chronicle.analysis.verdicts import watch_history
 from chronicle.clean import scrub_urls
 from chronicle.config import CONFIG_NAME, RunConfig
 from chronicle.models import FailureRecord, RunRecord, Thread, parse_time
+from chronicle.site.build_cache import (
+    FORMAT,
+    Caches,
+    code_fingerprint,
+    config_sha256,
+    entry_key,
+)
 from chronicle.store import SnapshotInfo, Store, damaged, read_json, sha256_file
 
 log = logging.getLogger("mkdocs.plugins.chronicle")
@@ -42,12 +54,20 @@ class BuildInputs:
     stale: list[dict[str, Any]]
     waiting: list[dict[str, Any]]  # closed days the newest snapshot left unsealed, and why
     changes: RunChanges = field(default_factory=RunChanges)
+    caches: Caches | None = None  # what earlier builds made (site/build_cache.py)
 
     @cached_property
     def history(self) -> list[dict[str, Any]]:
-        """The watchers' verdicts for every sealed day, recomputed once per build."""
-        return watch_history(self.days, self.series, self.failures, self.config,
-                             self.changes.changes)
+        """The watchers' verdicts for every sealed day, recomputed once per build (or read
+        from the cache when every byte they are computed from is the same)."""
+        def compute() -> list[dict[str, Any]]:
+            return watch_history(self.days, self.series, self.failures, self.config,
+                                 self.changes.changes)
+
+        if self.caches is None:
+            return compute()
+        history: list[dict[str, Any]] = self.caches.verdicts.value(verdicts_key(self), compute)
+        return history
 
     @property
     def latest(self) -> SnapshotInfo | None:
@@ -72,8 +92,42 @@ class BuildInputs:
         return f"data/{latest.id}/MANIFEST.json", latest.manifest_sha256
 
 
-def load_inputs(config: RunConfig) -> BuildInputs:
-    """Read everything a build needs from the store of `config`."""
+def verdicts_key(inputs: BuildInputs) -> str:
+    """Return the key of `watch_history` of `inputs`: the code, the config and every
+    argument it is given (the sealed days, failures, changes and each array of the
+    stitched series), so a new snapshot or a correction makes a new key."""
+    prefix = "\n".join([f"format={FORMAT}", "kind=verdicts", f"code={code_fingerprint()}",
+                        f"config={config_sha256(inputs.config)}"])
+    return entry_key(prefix, {"days": inputs.days,
+                              "failures": [f.to_json() for f in inputs.failures],
+                              "changes": inputs.changes.changes},
+                     series_bytes(inputs.series))
+
+
+def series_bytes(series: Series) -> dict[str, bytes]:
+    """Return every field of `series` as bytes: each array's dtype, shape and content
+    (strings as JSON), the rest as its repr (tuples of frozen records, names)."""
+    out: dict[str, bytes] = {}
+
+    def add(name: str, value: Any) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                add(f"{name}.{key}", item)
+        elif isinstance(value, np.ndarray):
+            data = (json.dumps(value.tolist(), default=repr).encode() if value.dtype == object
+                    else value.tobytes())
+            out[name] = f"{value.dtype.str}{value.shape}".encode() + b"\0" + data
+        else:
+            out[name] = repr(value).encode()
+
+    for f in fields(series):
+        add(f.name, getattr(series, f.name))
+    return out
+
+
+def load_inputs(config: RunConfig, caches: Caches | None = None) -> BuildInputs:
+    """Read everything a build needs from the store of `config` (`caches`: what earlier
+    builds made, site/build_cache.py)."""
     store = Store(config.docs_dir)
     snapshots = store.snapshots()
     sealers = store.sealed_days()
@@ -91,6 +145,7 @@ def load_inputs(config: RunConfig) -> BuildInputs:
         stale=stale_sources(snapshots),
         waiting=waiting_days(snapshots),
         changes=stored_changes(config, store, series),
+        caches=caches,
     )
 
 

@@ -8,21 +8,24 @@ would fail on "pages not included in the nav".
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from chronicle.models import Archived, Thread
 from chronicle.render.archive_pages import about_page, archive_page, failures_page
 from chronicle.render.changes_page import changes_json, changes_page, sealed_dates
 from chronicle.render.charts_page import charts_page
 from chronicle.render.home import HomeInputs, render_home
-from chronicle.render.i18n import N_
+from chronicle.render.i18n import N_, language
 from chronicle.render.run_pages import run_pages
 from chronicle.render.svg import javascript_bundle
-from chronicle.render.threads import thread_pages
+from chronicle.render.threads import render_thread, thread_pages
 from chronicle.site.api import api_files
+from chronicle.site.build_cache import entry_key
 from chronicle.site.citable import archive_files
+from chronicle.site.edition_cache import edition_key
 from chronicle.site.inputs import BuildInputs
 
 Files = dict[str, str | bytes]
@@ -58,6 +61,23 @@ def _changes(i: BuildInputs) -> Files:
             "api/changes.json": changes_json(i.changes, i.config, sealed)}
 
 
+def _threads(i: BuildInputs) -> Files:
+    """Return the thread pages; with a cache, a thread whose stored states an earlier
+    build of this edition rendered is read: a nightly renders the threads it updated."""
+    cache = i.caches.threads if i.caches is not None else None
+    if cache is None:
+        return thread_pages(i.threads, i.snapshots)
+    edition = edition_key(i.config, language())  # code, language, catalogs, config
+
+    def page(states: Sequence[tuple[Archived, Thread]]) -> str:
+        # Everything render_thread reads: each state's snapshot and the stored thread.
+        stored = [[snap.id, snap.taken_at.isoformat(), thread.to_json()]
+                  for snap, thread in states]
+        return cache.text(entry_key(edition, stored), lambda: render_thread(states))
+
+    return thread_pages(i.threads, i.snapshots, page)
+
+
 # Nav order. Pages whose files come from a shared builder (run_pages writes six, the
 # archive files write corrections.md and the feeds) name it once, on their first entry.
 SECTIONS: tuple[Section, ...] = (
@@ -65,7 +85,7 @@ SECTIONS: tuple[Section, ...] = (
     Section(N_("Archive"), "archive.md", lambda i: {"archive.md": archive_page(i.days)}),
     Section(N_("Charts"), "charts.md", lambda i: charts_page(i.config, i.series, i.failures, i.days,
                                                          i.changes.changes)),
-    Section(N_("Threads"), "threads/index.md", lambda i: thread_pages(i.threads, i.snapshots)),
+    Section(N_("Threads"), "threads/index.md", _threads),
     Section(N_("Failures"), "failures.md", lambda i: {"failures.md": failures_page(
         i.failures, i.latest.id if i.latest else None)}),
     Section(N_("Changes"), "changes.md", _changes),

@@ -94,7 +94,8 @@ class ChroniclePlugin(BasePlugin):
         if self._inputs is None:
             assert self.run is not None, "on_config runs first"
             try:
-                self._inputs = load_inputs(self.run)
+                self._inputs = load_inputs(
+                    self.run, self.editions.caches if self.editions is not None else None)
             except ChronicleError as err:
                 raise PluginError(str(err)) from err
             if self.editions is not None:
@@ -167,7 +168,8 @@ class ChroniclePlugin(BasePlugin):
             # Its charts' SVGs are the English build's, translated (drawn again only when
             # this edition is built on its own).
             drawn = self.editions.svgs if self.editions is not None else {}
-            self._drawing = None if set(english) <= set(drawn) else Drawing(english, svgs)
+            self._drawing = (None if set(self._chart_svgs) <= set(drawn)
+                             else Drawing(english, svgs))
         for path, content in generated.items():
             old = files.get_file_from_path(path)
             if old is not None:

@@ -194,3 +194,25 @@ def build_site(root: Path, site: Path | None = None) -> Path:
     if proc.returncode != 0:
         raise AssertionError(f"mkdocs build failed:\n{proc.stdout}\n{proc.stderr}")
     return site
+
+
+def add_correction(made: Built, night: int) -> None:
+    """Append a snapshot to `made` (taken after its `night` nights) holding late metric rows
+    of its first day and the correction they make, as `chronicle snapshot` stores one."""
+    midnight = datetime(START.year, START.month, START.day, tzinfo=UTC)
+    taken = midnight + timedelta(days=night, hours=15)
+    late = [{**row, "step": row["step"] + 5, "timestamp": row["timestamp"] + 150,
+             "train/loss": row["train/loss"] + 0.5} for row in _rows(START)[:3]]
+    store = Store(made.config.docs_dir)
+    sid = snapshot_id(taken)
+    correction = {
+        "schema": "chronicle-correction/1", "id": f"{START}/data.rows/{sid}",
+        "day": START.isoformat(), "figure": "data.rows", "sealed": 288, "previous": 288,
+        "corrected": 291,
+        "sealed_by": snapshot_id(midnight + timedelta(days=1, hours=3, minutes=17)),
+        "found_by": sid, "found_at": taken.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "reason": "3 metric row(s) of this day arrived late"}
+    run = RunRecord("run-a", "run-a", "running", datetime(2026, 8, 20, tzinfo=UTC), None)
+    write_snapshot(store, taken, late, [run], None, store.load_failures(),
+                   [SourceStatus("wandb", True), SourceStatus("github", True)],
+                   extra={"corrections": [correction]})
