@@ -17,7 +17,7 @@ import struct
 import tempfile
 import zlib
 from collections.abc import Callable, Collection, Mapping
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
@@ -148,26 +148,48 @@ def warm_up() -> None:
 
 def render_statics(charts: dict[str, dict[str, Any]], png: Collection[str] = (),
                    ) -> tuple[dict[str, str], dict[str, bytes]]:
-    """Return the static SVG of each chart and a PNG of those named in `png`.
+    """Return the static SVG of each chart and a PNG of those named in `png`."""
+    return start_statics(charts, png)()
 
-    vl-convert holds the GIL, so a day's charts render in worker processes (one per
-    core, started once per process); the output is the same bytes as a serial render.
+
+Statics = tuple[dict[str, str], dict[str, bytes]]
+
+
+def start_statics(charts: dict[str, dict[str, Any]], png: Collection[str] = (),
+                  ) -> Callable[[], Statics]:
+    """Start drawing the static SVG of each chart (and a PNG of those named in `png`);
+    return a function that waits for them: ({name: SVG}, {name: PNG}).
+
+    vl-convert holds the GIL, so the charts render in worker processes (one per core,
+    started once per process) while the caller goes on (sealing a day computes its
+    figures and verdicts meanwhile); the output is the same bytes as a serial render.
     """
     global _pool
     names = list(charts)
-    args = [(charts[n], n in png) for n in names]
-    done: list[tuple[str, bytes | None]] | None = None
     pool = _statics_pool() if len(charts) >= 2 else None
+    futures: dict[str, Future[tuple[str, bytes | None]]] = {}
     if pool is not None:
         try:
-            done = list(pool.map(_render, *zip(*args, strict=True)))
+            # The costliest first (a PNG is a second render), so the last to finish is small.
+            for name in sorted(names, key=lambda n: n not in png):
+                futures[name] = pool.submit(_render, charts[name], name in png)
+        except BrokenProcessPool:
+            _pool, futures = None, {}
+
+    def wait() -> Statics:
+        global _pool
+        done: dict[str, tuple[str, bytes | None]] = {}
+        try:
+            done = {n: futures[n].result() for n in names} if futures else {}
         except BrokenProcessPool:
             _pool = None
-    if done is None:
-        done = [_render(spec, want) for spec, want in args]
-    svgs = {n: svg for n, (svg, _) in zip(names, done, strict=True)}
-    pngs = {n: image for n, (_, image) in zip(names, done, strict=True) if image is not None}
-    return svgs, pngs
+        if not done:
+            done = {n: _render(charts[n], n in png) for n in names}
+        svgs = {n: done[n][0] for n in names}
+        pngs = {n: image for n in names if (image := done[n][1]) is not None}
+        return svgs, pngs
+
+    return wait
 
 
 def render_svgs(charts: dict[str, dict[str, Any]]) -> dict[str, str]:

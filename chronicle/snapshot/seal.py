@@ -21,7 +21,7 @@ from chronicle.render.day import render_day_files
 from chronicle.render.day_charts import day_charts
 from chronicle.render.i18n import DEFAULT, use_language
 from chronicle.render.prose import write_summary
-from chronicle.render.svg import render_statics
+from chronicle.render.svg import start_statics
 from chronicle.snapshot.evidence import Evidence
 from chronicle.snapshot.plan import DaySeal
 from chronicle.snapshot.provenance import SealContext, day_provenance
@@ -71,6 +71,9 @@ def _seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
     changes = inputs.changes.changes if inputs.changes else ()
     for plan in inputs.days:
         day, seen = plan.day, inputs.evidence(plan.figures_as_of)
+        # The charts draw in worker processes while the figures and verdicts are computed.
+        charts = day_charts(day, seen.series, seen.failures, config, changes)
+        drawn = start_statics(charts, png=FEED_IMAGES)
         if previous is None or previous["date"] != (day - timedelta(days=1)).isoformat():
             previous = sealed_day_json(store, day - timedelta(days=1))
         summary = summarize_day(
@@ -94,8 +97,7 @@ def _seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
                 summary, seen.series.raw_keys, inputs.context.scopes(day, sealed))
         # Late data about sealed days is announced by the first entry sealed after it.
         summary["corrections"] = list(inputs.corrections) if not sealed else []
-        charts = day_charts(day, seen.series, seen.failures, config, changes)
-        svgs, pngs = render_statics(charts, png=FEED_IMAGES)
+        svgs, pngs = drawn()
         sealed[day.isoformat()] = render_day_files(summary, charts, svgs, config, pngs)
         previous = summary
     return sealed

@@ -15,6 +15,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -92,6 +93,7 @@ class _Cache:
     ids: tuple[str, ...] = ()
     metrics: pa.Table | None = None
     keys: set[tuple[str, int]] = field(default_factory=set)
+    last_steps: tuple[int, dict[str, int]] | None = None  # (rows it was computed from, steps)
 
 
 def read_snapshot_info(folder: Path) -> SnapshotInfo:
@@ -120,6 +122,10 @@ class Store:
         self.days = docs / DAYS_DIR
         self._cache = _Cache()
         self._snapshots: list[SnapshotInfo] | None = None
+        # A complete snapshot never changes (append-only, published by one rename), so
+        # what was read from it is kept across refresh(): a process that appends a
+        # snapshot a night (the demo) reads each earlier one once, not once a night.
+        self._read: dict[tuple[str, ...], Any] = {}
 
     def refresh(self) -> None:
         """Forget the snapshot list (a snapshot was just appended)."""
@@ -133,9 +139,22 @@ class Store:
                 for child in sorted(self.data.iterdir()):
                     if child.name.startswith(".") or not child.is_dir():
                         continue
-                    found.append(read_snapshot_info(child))
+                    found.append(self._once((child.name, MANIFEST),
+                                            partial(read_snapshot_info, child)))
             self._snapshots = found
         return list(self._snapshots)
+
+    def _once(self, key: tuple[str, ...], read: Callable[[], T]) -> T:
+        """Return what `read` reads from a complete snapshot, reading it once per Store."""
+        if key not in self._read:
+            self._read[key] = read()
+        value: T = self._read[key]
+        return value
+
+    def _records(self, snap: SnapshotInfo, name: str, what: str,
+                 parse: Callable[[Any], T]) -> list[T]:
+        return self._once((snap.id, name),
+                          lambda: parse_records(snap.path / name, what, parse))
 
     def latest(self) -> SnapshotInfo | None:
         snaps = self.snapshots()
@@ -166,8 +185,10 @@ class Store:
             if found is not None:
                 self._cache.ids, self._cache.metrics = ids[: found[0]], found[1]
         new = [s for s in snaps[len(self._cache.ids) :] if "metrics.parquet" in s.files]
+        rows_before = self._cache.metrics.num_rows if self._cache.metrics is not None else 0
         tables = [self._cache.metrics] if self._cache.metrics is not None else []
-        tables += [read_parquet(s.path / "metrics.parquet") for s in new]
+        added = [read_parquet(s.path / "metrics.parquet") for s in new]
+        tables += added
         if not tables:
             table = pa.table(
                 {
@@ -184,6 +205,9 @@ class Store:
             table = table.sort_by([("run", "ascending"), ("step", "ascending")])
             if from_disk:
                 write_compact(self.docs, snaps[-1].manifest_sha256, table)
+        if self._cache.keys and len(self._cache.keys) == rows_before:
+            # A step is stored once (snapshot/take.py), so the keys only grow by the new rows.
+            self._cache.keys |= {key for t in added for key in _keys(t)}
         self._cache.ids, self._cache.metrics = ids, table
         return table
 
@@ -191,9 +215,7 @@ class Store:
         """Return the (run, step) pairs already stored."""
         table = self.load_metrics()
         if len(self._cache.keys) != table.num_rows:
-            runs = table.column("run").to_pylist()
-            steps = table.column("step").to_pylist()
-            self._cache.keys = set(zip(runs, steps, strict=True))
+            self._cache.keys = set(_keys(table))
         return self._cache.keys
 
     def last_steps(self) -> dict[str, int]:
@@ -201,9 +223,13 @@ class Store:
         table = self.load_metrics()
         if table.num_rows == 0:
             return {}
-        last = table.group_by("run").aggregate([("step", "max")])
-        return dict(zip(last.column("run").to_pylist(), last.column("step_max").to_pylist(),
-                        strict=True))
+        # The table only grows, so its row count says whether the answer is current.
+        if self._cache.last_steps is None or self._cache.last_steps[0] != table.num_rows:
+            last = table.group_by("run").aggregate([("step", "max")])
+            self._cache.last_steps = (table.num_rows, dict(zip(
+                last.column("run").to_pylist(), last.column("step_max").to_pylist(),
+                strict=True)))
+        return dict(self._cache.last_steps[1])
 
     def _latest(self, name: str, what: str, parse: Callable[[Any], T]) -> list[T] | None:
         for snap in reversed(self.snapshots()):
@@ -236,20 +262,20 @@ class Store:
         for snap in self.snapshots():
             if "threads.json" not in snap.files:
                 continue
-            for thread in parse_records(snap.path / "threads.json", "issue threads file",
+            for thread in self._records(snap, "threads.json", "issue threads file",
                                         Thread.from_json):
                 out.setdefault(thread.number, []).append((snap, thread))
         return out
 
     def run_history(self) -> list[tuple[SnapshotInfo, list[RunRecord]]]:
         """Return each snapshot's W&B run records (runs.json), oldest first."""
-        return [(snap, parse_records(snap.path / "runs.json", "run records file",
+        return [(snap, self._records(snap, "runs.json", "run records file",
                                      RunRecord.from_json))
                 for snap in self.snapshots() if "runs.json" in snap.files]
 
     def pull_history(self) -> list[tuple[SnapshotInfo, list[PullRequest]]]:
         """Return each snapshot's merged pull requests (pulls.json), oldest first."""
-        return [(snap, parse_records(snap.path / "pulls.json", "pull requests file",
+        return [(snap, self._records(snap, "pulls.json", "pull requests file",
                                      PullRequest.from_json))
                 for snap in self.snapshots() if "pulls.json" in snap.files]
 
@@ -263,14 +289,8 @@ class Store:
         for snap in self.snapshots():
             if "metrics.parquet" not in snap.files:
                 continue
-            path = snap.path / "metrics.parquet"
-            names = read_parquet(path, schema_only=True).schema.names
-            if key not in names:
-                continue
-            extra = [n for n in names if prefix and n.startswith(prefix) and n != key]
-            table = read_parquet(path, columns=["run", "step", "timestamp", key, *extra])
-            table = table.filter(table.column(key).is_valid())
-            rows = [{k: v for k, v in row.items() if v is not None} for row in table.to_pylist()]
+            rows = self._once((snap.id, "metrics.parquet", key, prefix),
+                              partial(_rows_with, snap.path / "metrics.parquet", key, prefix))
             if rows:
                 out.append((snap, rows))
         return out
@@ -287,3 +307,20 @@ class Store:
                 break
             out[:0] = snap.manifest.get("corrections", ())
         return out
+
+
+def _rows_with(path: Path, key: str, prefix: str) -> list[MetricRow]:
+    """Return the rows of one metrics file where `key` was logged (Store.rows_with)."""
+    names = read_parquet(path, schema_only=True).schema.names
+    if key not in names:
+        return []
+    extra = [n for n in names if prefix and n.startswith(prefix) and n != key]
+    table = read_parquet(path, columns=["run", "step", "timestamp", key, *extra])
+    table = table.filter(table.column(key).is_valid())
+    return [{k: v for k, v in row.items() if v is not None} for row in table.to_pylist()]
+
+
+def _keys(table: pa.Table) -> list[tuple[str, int]]:
+    """Return the (run, step) pair of each row of a metrics table."""
+    return list(zip(table.column("run").to_pylist(), table.column("step").to_pylist(),
+                    strict=True))
