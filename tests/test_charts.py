@@ -28,7 +28,7 @@ from chronicle.render.charts import (
     line_chart,
 )
 from chronicle.render.svg import javascript_bundle, render_png, render_svg
-from chronicle.render.vega import ema
+from chronicle.render.vega import ema, fit_label
 from tests.support.browser import CHROMIUM, chromium
 
 T0 = 1787097600.0  # 2026-08-19T00:00:00Z, day 1 of the run
@@ -243,6 +243,27 @@ def test_markers_and_spans_share_one_legend_with_the_series() -> None:
                                                           "drawn anyway"]
     threshold = next(r for r in _layers(spec, "rule") if "y" in r["encoding"])
     assert threshold["mark"]["strokeDash"]
+
+
+def test_a_long_marker_name_is_cut_in_the_spec_and_whole_in_its_tooltip() -> None:
+    x, _ = _loss(5000)
+    long = "budget 18.000T tokens → 17.820T tokens (a reviewed change)"
+    spec = _chart(events=[Event(x[10], "sequence_length", "context 4,096 → 16,384"),
+                          Event(x[20], "budget", long)])
+    tags = next(lay for lay in _layers(spec, "text") if "color" in lay["encoding"])
+    cut = [v["tag"] for v in tags["data"]["values"]]
+    assert cut[0] == "context 4,096 → 16,384"  # fits: kept whole
+    assert cut[1].endswith("…") and long.startswith(cut[1][:-1]) and len(cut[1]) < 30
+    assert "limit" not in tags["mark"]  # cut here, so Vega measures nothing to cut it
+    rule = next(r for r in _layers(spec, "rule") if "color" in r["encoding"])
+    assert [v["what"] for v in rule["data"]["values"]][1] == long
+
+
+def test_fit_label_measures_wide_and_narrow_letters() -> None:
+    assert fit_label("i" * 30, 130, 10) == "i" * 30  # narrow letters fit
+    assert fit_label("W" * 30, 130, 10).endswith("…")
+    assert fit_label("W" * 30, 130, 10) != fit_label("a" * 30, 130, 10)
+    assert fit_label("", 130, 10) == ""
 
 
 def test_smoothing_draws_an_ema_over_the_raw_data() -> None:

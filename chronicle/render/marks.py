@@ -14,6 +14,7 @@ from chronicle.render import vega as v
 
 MAX_LABELLED = 6  # more labelled markers than this would overlap: tooltips only
 LABEL_ROWS, LABEL_STEP = 3, 12
+LABEL_PX = 130  # a marker's name is cut to this width (its tooltip has it whole)
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ def event_layers(opts: Options, x: Axis, lo: float, hi: float, color: dict[str, 
                   x_enc: dict[str, Any]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = [
         {"x": at, "kind": e.kind, "k": v.event_style(e.kind)[0], "what": e.label,
-         "tag": e.label if v.event_style(e.kind)[2] else ""}
+         "tag": v.fit_label(e.label, LABEL_PX, 10) if v.event_style(e.kind)[2] else ""}
         for e in sorted(opts.events, key=lambda e: (e.x, e.kind, e.label))
         if np.isfinite(e.x) and lo <= (at := v.x_value(e.x, x.time)) <= hi
     ]  # events outside the data are dropped: a run-wide list on a day chart
@@ -128,7 +129,7 @@ def event_layers(opts: Options, x: Axis, lo: float, hi: float, color: dict[str, 
                 layers.append({
                     "data": {"values": part},
                     "mark": {"type": "text", "align": side, "baseline": "top", "dx": dx,
-                             "fontSize": 10, "limit": 130},
+                             "fontSize": 10},
                     "encoding": {"x": x_enc, "y": {"field": "row", "type": "quantitative",
                                                    "scale": None},
                                  "text": {"field": "tag"}, "color": color},

@@ -58,10 +58,11 @@ def render_png(svg: str) -> bytes:
 
 
 def _recompressed(png: bytes) -> bytes:
-    """Return the same image with its pixel data deflated at level 9.
+    """Return the same image with its pixel data deflated at zlib's default level.
 
-    vl-convert stores pixels barely compressed (~400 KB for a 720 px chart); the same
-    image deflated is ~25 KB. Chunks other than IDAT are kept as they are.
+    vl-convert stores pixels barely compressed (~190-400 KB for a 720 px chart); the same
+    image deflated is ~25-45 KB. Level 6, not 9: 9 is ~10% smaller but takes 6x as long
+    (40 ms against 7 ms a chart, on every sealed day). Chunks other than IDAT are kept.
     """
     pos, chunks = 8, []
     while pos < len(png):
@@ -74,7 +75,7 @@ def _recompressed(png: bytes) -> bytes:
         if kind == b"IDAT":
             if idat_done:
                 continue
-            kind, data, idat_done = b"IDAT", zlib.compress(pixels, 9), True
+            kind, data, idat_done = b"IDAT", zlib.compress(pixels, 6), True
         crc = zlib.crc32(kind + data) & 0xFFFFFFFF
         out.append(struct.pack(">I", len(data)) + kind + data + struct.pack(">I", crc))
     return b"".join(out)

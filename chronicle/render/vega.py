@@ -128,6 +128,39 @@ def ema(x: np.ndarray, y: np.ndarray, weight: float) -> np.ndarray:
     return out
 
 
+# Advance widths (em) of DejaVu Sans, the sans-serif a static SVG is drawn in, by class.
+_NARROW, _WIDE = set("fijlrt.,:;'|!()[] "), set("mwMW@%")
+
+
+def _em(char: str) -> float:
+    if char in _NARROW:
+        return 0.33
+    if char in _WIDE:
+        return 0.92
+    if char.isdigit() or char.islower():
+        return 0.62
+    return 0.72 if char.isascii() else 1.0  # capitals; arrows, CJK and the like
+
+
+def fit_label(text: str, px: float, font_size: float) -> str:
+    """Return `text`, cut with an ellipsis to about `px` pixels at `font_size`.
+
+    The same as a text mark's `limit`, decided here: Vega measures each limited label
+    exactly, which in vl-convert costs ~25% of drawing a chart with a few labels.
+    """
+    budget = px / font_size
+    if sum(_em(c) for c in text) <= budget:
+        return text
+    budget -= _em("…")
+    out = ""
+    for char in text:
+        budget -= _em(char)
+        if budget < 0:
+            break
+        out += char
+    return out.rstrip() + "…"
+
+
 def axis(kind: str, title: str | None, unit: str = "", **extra: Any) -> dict[str, Any]:
     """Return a quantitative axis labelled in the site's number format for `kind`."""
     out: dict[str, Any] = {"title": title}
