@@ -266,6 +266,17 @@ def test_fit_label_measures_wide_and_narrow_letters() -> None:
     assert fit_label("", 130, 10) == ""
 
 
+def test_a_static_chart_over_the_whole_run_has_a_few_axis_labels() -> None:
+    # 18T tokens on a 720 px SVG: Vega alone labels every 1T (17 labels, unreadable
+    # when a phone shrinks the image); the axes ask for about 8 across and 6 up.
+    tokens = np.linspace(4.6e7, 17.8e12, 600)
+    spec = chart({"grad norm": (tokens, 0.3 + 0.05 * np.sin(tokens / 1e12))},
+                 x=Axis("tokens processed", "si", "tokens"), y=Axis("gradient norm"))
+    svg = render_svg(spec)
+    x_labels = re.findall(r">(\d+(?:\.\d+)?T)</text>", svg)
+    assert 4 <= len(x_labels) <= 9, x_labels
+
+
 def test_smoothing_draws_an_ema_over_the_raw_data() -> None:
     spec = _chart(smooth=["train/loss"])
     lines = _layers(spec, "line")

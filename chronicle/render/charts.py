@@ -34,6 +34,9 @@ __all__ = ["HOVER_LAYER", "SERIES_COLORS", "SVG_WIDTH", "Axis", "Event", "Option
            "downsample_minmax", "line_chart"]
 MIN_SERIES_POINTS = 400
 SMOOTHED = " (smoothed)"
+# At most this many axis labels (Vega would put one every 40 px: 17 on a 720 px static
+# SVG, which a phone shows shrunk to 390 px, and every label is a measured text to draw).
+X_TICKS, Y_TICKS = 8, 6
 
 
 def _series_rows(series: Mapping[str, tuple[np.ndarray, np.ndarray]], per_series: int,
@@ -107,7 +110,7 @@ def _x_enc(x: Axis, span: float) -> dict[str, Any]:
         return {"field": "x", "type": "temporal", "scale": {"type": "utc"},
                 "axis": v.time_axis(x.title, span / 1000.0)}
     return {"field": "x", "type": "quantitative", "scale": {"zero": False, "nice": False},
-            "axis": v.axis(x.kind, x.title)}
+            "axis": v.axis(x.kind, x.title, tickCount=X_TICKS)}
 
 
 def _y_scale(y: Axis) -> dict[str, Any]:
@@ -212,7 +215,7 @@ def line_chart(series: Mapping[str, tuple[np.ndarray, np.ndarray] | None], *, ti
 def _line_layers(names: list[str], opts: Options, x: Axis, y: Axis, x_enc: dict[str, Any],
                  color: dict[str, Any], name_calc: dict[str, Any]) -> list[dict[str, Any]]:
     y_enc = {"field": "y", "type": "quantitative", "scale": _y_scale(y),
-             "axis": v.axis(y.kind, y.title)}
+             "axis": v.axis(y.kind, y.title, tickCount=Y_TICKS)}
     line: dict[str, Any] = {"type": "line", "strokeWidth": 1.5,
                             "invalid": "break-paths-show-domains"}
     smoothed = [n + SMOOTHED for n in opts.smooth if n + SMOOTHED in names]
