@@ -1,6 +1,12 @@
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from datetime import UTC, date, datetime
+from pathlib import Path
+
+import pytest
 
 from chronicle.analysis.series import build_series
 from chronicle.models import FailureRecord
@@ -10,6 +16,7 @@ from chronicle.store import rows_to_table
 from tests.support.config import make_config
 
 T0 = datetime(2026, 8, 20, tzinfo=UTC).timestamp()
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _series():
@@ -67,3 +74,29 @@ def test_a_day_without_metrics_shades_nothing_on_the_run_so_far_charts() -> None
     during = day_charts(date(2026, 8, 20), series, [], make_config())
     assert "this day" not in str(after["loss"])
     assert "this day" in str(during["loss"])
+
+
+_WORKERS = """
+import multiprocessing, os
+from chronicle.render.svg import render_statics, start_svgs
+spec = {"mark": "point", "data": {"values": [{"x": 1}]},
+        "encoding": {"x": {"field": "x", "type": "quantitative"}}}
+if __name__ == "__main__":
+    render_statics({"a": spec, "b": {**spec, "width": 99}})  # sealing a day: its workers
+    sealing = {p.pid for p in multiprocessing.active_children()}
+    start_svgs({"c": {**spec, "width": 98}})()  # then a build in the same process (demo)
+    print(len(sealing), len({p.pid for p in multiprocessing.active_children()} - sealing))
+"""
+
+
+def test_a_build_after_sealing_draws_with_the_sealing_workers(tmp_path: Path) -> None:
+    # The demo seals 100 days, then builds: the build's SVGs go to the warm workers
+    # instead of starting (and warming up) another process.
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one core: days seal without worker processes")
+    script = tmp_path / "workers.py"
+    script.write_text(_WORKERS, encoding="utf-8")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         check=True, cwd=ROOT).stdout.split()
+    sealing, new = int(out[0]), int(out[1])
+    assert sealing == 2 and new == 0

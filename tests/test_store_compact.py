@@ -79,3 +79,12 @@ def test_one_process_many_nights_writes_no_copy_per_night(tmp_path: Path) -> Non
     first = store.snapshots()[0].manifest_sha256
     assert [p.name for p in cache_dir(docs).iterdir()] == [f"v1-{first}.parquet"]
     assert store.load_metrics().num_rows == 40
+    # keep_compact() (the demo, before its build) leaves a copy of every night's rows,
+    # so the next process reads no snapshot's file.
+    store.keep_compact()
+    newest = store.latest().manifest_sha256  # type: ignore[union-attr]
+    assert [p.name for p in cache_dir(docs).iterdir()] == [f"v1-{newest}.parquet"]
+    full = store.load_metrics()
+    for snap in store.snapshots():  # proof that no snapshot's file is read any more
+        (snap.path / "metrics.parquet").write_bytes(b"unreadable")
+    assert Store(docs).load_metrics().equals(full)

@@ -208,20 +208,23 @@ def start_svgs(charts: Mapping[str, dict[str, Any]]) -> Callable[[], dict[str, s
     global _background
     if not charts:
         return dict
-    if _background is None:
+    if _pool is None and _background is None:
         workers = max(1, (os.cpu_count() or 1) - 1)
         _background = ProcessPoolExecutor(workers,
                                           mp_context=multiprocessing.get_context("spawn"))
         atexit.register(_background.shutdown)
+    # A process that sealed days (the demo) has warm sealing workers: no new ones start.
+    pool = _pool or _background
+    assert pool is not None
     names = list(charts)
-    futures = [_background.submit(render_svg, dict(charts[n])) for n in names]
+    futures = [pool.submit(render_svg, dict(charts[n])) for n in names]
 
     def wait() -> dict[str, str]:
-        global _background
+        global _pool, _background
         try:
             return {n: f.result() for n, f in zip(names, futures, strict=True)}
         except BrokenProcessPool:
-            _background = None
+            _pool = _background = None
             return {n: render_svg(dict(charts[n])) for n in names}
 
     return wait

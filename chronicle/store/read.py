@@ -211,6 +211,14 @@ class Store:
         self._cache.ids, self._cache.metrics = ids, table
         return table
 
+    def keep_compact(self) -> None:
+        """Leave the compact copy of every stored row behind (store/compact.py), for the
+        next process to start from: load_metrics() only writes it when it read from disk,
+        so one that appended many snapshots (the demo) would leave an old one."""
+        table, snaps = self.load_metrics(), self.snapshots()
+        if snaps and table.num_rows:
+            write_compact(self.docs, snaps[-1].manifest_sha256, table)
+
     def stored_keys(self) -> set[tuple[str, int]]:
         """Return the (run, step) pairs already stored."""
         table = self.load_metrics()
