@@ -255,6 +255,12 @@ def test_a_long_marker_name_is_cut_in_the_spec_and_whole_in_its_tooltip() -> Non
     assert cut[0] == "context 4,096 → 16,384"  # fits: kept whole
     assert cut[1].endswith("…") and long.startswith(cut[1][:-1]) and len(cut[1]) < 30
     assert "limit" not in tags["mark"]  # cut here, so Vega measures nothing to cut it
+    # On a phone-wide chart the names would overwrite each other: they are hidden there.
+    def name_shown(svg: str) -> bool:
+        [element] = re.findall(r"<text[^>]*>context 4,096 → 16,384</text>", svg)
+        return 'opacity="0"' not in element
+
+    assert name_shown(render_svg(spec)) and not name_shown(render_svg({**spec, "width": 300}))
     rule = next(r for r in _layers(spec, "rule") if "color" in r["encoding"])
     assert [v["what"] for v in rule["data"]["values"]][1] == long
 

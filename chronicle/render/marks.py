@@ -15,6 +15,9 @@ from chronicle.render import vega as v
 MAX_LABELLED = 6  # more labelled markers than this would overlap: tooltips only
 LABEL_ROWS, LABEL_STEP = 3, 12
 LABEL_PX = 130  # a marker's name is cut to this width (its tooltip has it whole)
+# Markers' names show on a chart at least this wide: on a phone (~300 px of plot) three
+# rows of 130 px names overwrite each other; the legend and tooltips still name them.
+NAMES_SHOWN = "width >= 480 ? 1 : 0"
 
 
 @dataclass(frozen=True)
@@ -129,7 +132,7 @@ def event_layers(opts: Options, x: Axis, lo: float, hi: float, color: dict[str, 
                 layers.append({
                     "data": {"values": part},
                     "mark": {"type": "text", "align": side, "baseline": "top", "dx": dx,
-                             "fontSize": 10},
+                             "fontSize": 10, "opacity": {"expr": NAMES_SHOWN}},
                     "encoding": {"x": x_enc, "y": {"field": "row", "type": "quantitative",
                                                    "scale": None},
                                  "text": {"field": "tag"}, "color": color},
