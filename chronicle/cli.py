@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import http.server
+import gc
 import sys
 import time
 from collections.abc import Callable
@@ -272,6 +272,8 @@ def serve(root: Path, port: int) -> None:
 
     config = load_config(root)
     site = build_site(config)
+    import http.server  # only `serve` needs it (~15 ms of every other command's start)
+
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
     with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
         click.echo(f"serving {site} on http://127.0.0.1:{port}/ (Ctrl-C to stop)")
@@ -304,5 +306,21 @@ def demo(days: int, out: Path) -> None:
     )
 
 
+def entry() -> None:
+    """The `chronicle` command (and `python -m chronicle.cli`): `main`, then a quick exit.
+
+    Exiting, the interpreter runs one last full garbage collection over every object still
+    alive: after a build (a store read, ~2,000 mkdocs pages) that pass took ~0.5 s of a
+    9 s build, to free memory the process returns to the OS anyway. Freezing the heap
+    first skips it. Atexit handlers and open files are unaffected (everything chronicle
+    writes is closed before a command returns); only a command-line process does this,
+    never a caller of `main` (tests call it in-process).
+    """
+    try:
+        main()
+    finally:
+        gc.freeze()
+
+
 if __name__ == "__main__":
-    main()
+    entry()

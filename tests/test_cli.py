@@ -98,3 +98,23 @@ def test_bad_failures_file_stops_before_fetching(chronicle_dir: Path) -> None:
     assert result.exit_code == EXIT_USAGE
     assert "failures.yml" in result.output
     assert not list((chronicle_dir / "docs" / "data").iterdir())
+
+
+def test_the_command_line_entry_keeps_exit_codes_and_skips_the_last_collection(
+        tmp_path: Path) -> None:
+    import importlib.metadata
+    import subprocess
+    import sys
+
+    scripts = importlib.metadata.entry_points(group="console_scripts")
+    assert [e.value for e in scripts if e.name == "chronicle"] == ["chronicle.cli:entry"]
+    # entry() runs main, then freezes the heap so the interpreter's exit skips its last
+    # full collection (~0.5 s after a build); errors keep their exit code and message.
+    code = ("import gc, sys; from chronicle.cli import entry\n"
+            "try:\n    entry()\nexcept SystemExit as e:\n"
+            "    print('frozen', gc.get_freeze_count() > 0, file=sys.stderr); raise\n")
+    done = subprocess.run([sys.executable, "-c", code, "build", "--dir", str(tmp_path)],
+                          capture_output=True, text=True)
+    assert done.returncode == EXIT_USAGE
+    assert "chronicle.yml" in done.stderr and "frozen True" in done.stderr
+    assert "Traceback" not in done.stderr
