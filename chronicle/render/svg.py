@@ -10,24 +10,25 @@ from __future__ import annotations
 
 import atexit
 import copy
+import functools
 import importlib.metadata
 import multiprocessing
 import os
-import struct
 import tempfile
-import zlib
 from collections.abc import Callable, Collection, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
+from chronicle import draw
 from chronicle.render.vega import HOVER_LAYER, SVG_WIDTH, VEGA_LITE
 
 _pool: ProcessPoolExecutor | None = None
 _background: ProcessPoolExecutor | None = None
 
 
+@functools.cache
 def _vl_version() -> str | None:
     import vl_convert as vlc
 
@@ -35,10 +36,8 @@ def _vl_version() -> str | None:
     return VEGA_LITE if VEGA_LITE in vlc.get_vegalite_versions() else None
 
 
-def render_svg(spec: dict[str, Any]) -> str:
-    """Return a static SVG of `spec` at a fixed width on white, with no network access."""
-    import vl_convert as vlc
-
+def static_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    """Return `spec` as drawn statically: a fixed width, on white, no hover layer."""
     static = copy.deepcopy(spec)
     # vl-convert has no container to measure, and feed readers show the image on white.
     if not isinstance(static.get("width"), int | float):
@@ -46,39 +45,17 @@ def render_svg(spec: dict[str, Any]) -> str:
     static["background"] = "white"
     if "layer" in static:
         static["layer"] = [lay for lay in static["layer"] if lay.get("name") != HOVER_LAYER]
-    svg: str = vlc.vegalite_to_svg(static, vl_version=_vl_version(), allowed_base_urls=[])
-    return svg
+    return static
+
+
+def render_svg(spec: dict[str, Any]) -> str:
+    """Return a static SVG of `spec` at a fixed width on white, with no network access."""
+    return draw.svg(static_spec(spec), _vl_version())
 
 
 def render_png(svg: str) -> bytes:
     """Return a PNG of a static SVG (for feed readers that show no SVG), compressed."""
-    import vl_convert as vlc
-
-    return _recompressed(vlc.svg_to_png(svg, scale=1.0))
-
-
-def _recompressed(png: bytes) -> bytes:
-    """Return the same image with its pixel data deflated at zlib's default level.
-
-    vl-convert stores pixels barely compressed (~190-400 KB for a 720 px chart); the same
-    image deflated is ~25-45 KB. Level 6, not 9: 9 is ~10% smaller but takes 6x as long
-    (40 ms against 7 ms a chart, on every sealed day). Chunks other than IDAT are kept.
-    """
-    pos, chunks = 8, []
-    while pos < len(png):
-        (length,) = struct.unpack(">I", png[pos:pos + 4])
-        chunks.append((png[pos + 4:pos + 8], png[pos + 8:pos + 8 + length]))
-        pos += 12 + length
-    pixels = zlib.decompress(b"".join(data for kind, data in chunks if kind == b"IDAT"))
-    out, idat_done = [png[:8]], False
-    for kind, data in chunks:
-        if kind == b"IDAT":
-            if idat_done:
-                continue
-            kind, data, idat_done = b"IDAT", zlib.compress(pixels, 6), True
-        crc = zlib.crc32(kind + data) & 0xFFFFFFFF
-        out.append(struct.pack(">I", len(data)) + kind + data + struct.pack(">I", crc))
-    return b"".join(out)
+    return draw.png(svg)
 
 
 def _cache_dir() -> Path:
@@ -114,9 +91,6 @@ def javascript_bundle() -> str:
     return text
 
 
-def _render(spec: dict[str, Any], png: bool) -> tuple[str, bytes | None]:
-    svg = render_svg(spec)
-    return svg, render_png(svg) if png else None
 
 
 _WARM_SPEC: dict[str, Any] = {"mark": "point", "data": {"values": [{"x": 0}]},
@@ -144,7 +118,7 @@ def warm_up() -> None:
     pool = _statics_pool()
     if pool is not None:
         for _ in range(_pool_workers()):
-            pool.submit(render_svg, _WARM_SPEC)
+            pool.submit(draw.svg, _WARM_SPEC, _vl_version())
 
 
 def render_statics(charts: dict[str, dict[str, Any]], png: Collection[str] = (),
@@ -173,7 +147,8 @@ def start_statics(charts: dict[str, dict[str, Any]], png: Collection[str] = (),
         try:
             # The costliest first (a PNG is a second render), so the last to finish is small.
             for name in sorted(names, key=lambda n: n not in png):
-                futures[name] = pool.submit(_render, charts[name], name in png)
+                futures[name] = pool.submit(draw.svg_and_png, static_spec(charts[name]),
+                                            _vl_version(), name in png)
         except BrokenProcessPool:
             _pool, futures = None, {}
 
@@ -185,7 +160,8 @@ def start_statics(charts: dict[str, dict[str, Any]], png: Collection[str] = (),
         except BrokenProcessPool:
             _pool = None
         if not done:
-            done = {n: _render(charts[n], n in png) for n in names}
+            done = {n: draw.svg_and_png(static_spec(charts[n]), _vl_version(), n in png)
+                    for n in names}
         svgs = {n: done[n][0] for n in names}
         pngs = {n: image for n in names if (image := done[n][1]) is not None}
         return svgs, pngs
@@ -217,7 +193,8 @@ def start_svgs(charts: Mapping[str, dict[str, Any]]) -> Callable[[], dict[str, s
     pool = _pool or _background
     assert pool is not None
     names = list(charts)
-    futures = [pool.submit(render_svg, dict(charts[n])) for n in names]
+    vl = _vl_version()
+    futures = [pool.submit(draw.svg, static_spec(charts[n]), vl) for n in names]
 
     def wait() -> dict[str, str]:
         global _pool, _background
@@ -225,6 +202,6 @@ def start_svgs(charts: Mapping[str, dict[str, Any]]) -> Callable[[], dict[str, s
             return {n: f.result() for n, f in zip(names, futures, strict=True)}
         except BrokenProcessPool:
             _pool = _background = None
-            return {n: render_svg(dict(charts[n])) for n in names}
+            return {n: render_svg(charts[n]) for n in names}
 
     return wait

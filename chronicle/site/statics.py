@@ -6,7 +6,7 @@ mkdocs has built the pages: the drawing runs beside the Markdown conversion inst
 before it. The SVGs are referenced from raw HTML (`<img src>`), which mkdocs neither
 validates nor rewrites, so they need not be mkdocs files.
 
-An SVG is a pure function of its spec, the chronicle code (render_svg's width,
+An SVG is a pure function of its spec, the chronicle code (render/svg.py's width,
 background and hover-layer strip), vl-convert and the Vega-Lite release it draws with, so
 each is kept in `.cache/chronicle/svgs/` (site/build_cache.py) under the sha256 of those:
 a build whose specs an earlier build drew starts no worker process at all. vl-convert
