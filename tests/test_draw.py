@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 from chronicle import draw
 from chronicle.render.svg import _vl_version, render_png, render_svg, static_spec
@@ -41,3 +45,56 @@ def test_static_spec_leaves_the_callers_spec_as_it_was() -> None:
     static = static_spec(spec)
     assert static["background"] == "white" and isinstance(static["width"], int)
     assert json.dumps(spec, sort_keys=True) == before
+
+
+def _fonts(root: Path, *names: str) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        (root / name).write_bytes(b"\0font")
+
+
+def test_font_config_lists_every_font_but_the_liberation_sans_vl_convert_ships(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    system = tmp_path / "share" / "fonts"
+    _fonts(system / "truetype" / "liberation", "LiberationSans-Regular.ttf",
+           "LiberationSans-Bold.ttf", "LiberationMono-Regular.ttf")
+    _fonts(system / "opentype" / "noto", "NotoSansCJK-Regular.ttc", "README")
+    conf = draw.font_config([system, tmp_path / "absent"])
+    assert conf is not None and conf.parent.parent == tmp_path / "cache" / "chronicle" / "fonts"
+    listed = (conf.parent / "fonts").resolve()
+    assert f"<dir>{listed}</dir>" in conf.read_text(encoding="utf-8")
+    linked = sorted(p.resolve().name for p in listed.iterdir())
+    assert linked == ["LiberationMono-Regular.ttf", "NotoSansCJK-Regular.ttc"]
+    # Kept under the list's sha256: the same fonts reuse it, a new font makes another.
+    assert draw.font_config([system]) == conf
+    _fonts(system / "truetype" / "dejavu", "DejaVuSans.ttf")
+    assert draw.font_config([system]) not in (None, conf)
+
+
+def test_font_config_is_none_when_nothing_shadows_vl_converts_font_or_it_cannot_write(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    _fonts(tmp_path / "plain", "DejaVuSans.ttf")
+    assert draw.font_config([tmp_path / "plain"]) is None
+    _fonts(tmp_path / "lib", "LiberationSans-Regular.ttf", "DejaVuSans.ttf")
+    (tmp_path / "file").write_text("not a folder")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "file"))
+    assert draw.font_config([tmp_path / "lib"]) is None  # vl-convert reads the system's
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace to see file opens")
+def test_labels_are_measured_without_reopening_a_font_file_per_glyph(tmp_path: Path) -> None:
+    # With the machine's Liberation Sans shown to vl-convert, each glyph of each label
+    # opened and mapped it again (~1,500 times a chart); drawing must open it never.
+    code = ("from chronicle import draw;"
+            f"spec = {SPEC!r};"
+            "spec['encoding']['x']['title'] = 'tokens processed, a long axis title';"
+            "draw.svg(spec, None)")
+    trace = tmp_path / "trace"
+    subprocess.run(["strace", "-f", "-e", "trace=openat", "-o", str(trace), sys.executable,
+                    "-c", code], check=True, capture_output=True)
+    opened = trace.read_text(encoding="utf-8")
+    if not any(name in opened for name in draw.SHIPPED) and draw.font_config() is None:
+        pytest.skip("this machine has no Liberation Sans of its own")
+    assert sum(opened.count(name) for name in draw.SHIPPED) == 0

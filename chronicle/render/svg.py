@@ -58,17 +58,12 @@ def render_png(svg: str) -> bytes:
     return draw.png(svg)
 
 
-def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "chronicle"
-
-
 def javascript_bundle() -> str:
     """Return the offline vega + vega-lite + vega-embed bundle (sets window.vegaEmbed)."""
     import vl_convert as vlc
 
     version = importlib.metadata.version("vl-convert-python")
-    path = _cache_dir() / f"vega-bundle-{version}-vl{_vl_version() or 'latest'}.js"
+    path = draw.cache_dir() / f"vega-bundle-{version}-vl{_vl_version() or 'latest'}.js"
     if path.is_file():
         text = path.read_text(encoding="utf-8")
         if "vegaEmbed" in text:
