@@ -60,7 +60,7 @@ def font_config(roots: list[Path] | None = None) -> Path | None:
                       if p.suffix.lower() in FONT_SUFFIXES and p.is_file()}
     if not any(p.name in SHIPPED for p in found):
         return None
-    kept = sorted(str(p.resolve()) for p in found if p.name not in SHIPPED)
+    kept = sorted({str(p.resolve()) for p in found if p.name not in SHIPPED}, key=_font_order)
     folder = cache_dir() / "fonts" / hashlib.sha256("\n".join(kept).encode()).hexdigest()[:16]
     conf = folder / "fonts.conf"
     if conf.is_file():
@@ -68,14 +68,17 @@ def font_config(roots: list[Path] | None = None) -> Path | None:
     try:
         folder.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".tmp-"))
-        links = staging / "fonts"
-        links.mkdir()
+        dirs = []
+        # One folder per font, listed in this order: fontdb reads a folder in the file
+        # system's order, and a glyph Liberation Sans lacks (CJK) is drawn from the first
+        # font that has it, so the regular sans faces come first.
         for i, target in enumerate(kept):
-            (links / f"{i:04d}-{Path(target).name}").symlink_to(target)
+            (staging / f"{i:04d}").mkdir()
+            (staging / f"{i:04d}" / Path(target).name).symlink_to(target)
+            dirs.append(f"  <dir>{escape(str(folder / f'{i:04d}'))}</dir>\n")
         (staging / "fonts.conf").write_text(
             '<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">\n'
-            f"<fontconfig><dir>{escape(str(folder / 'fonts'))}</dir></fontconfig>\n",
-            encoding="utf-8")
+            "<fontconfig>\n" + "".join(dirs) + "</fontconfig>\n", encoding="utf-8")
         try:
             staging.rename(folder)  # whole or not at all; another process may have won
         except OSError:
@@ -85,6 +88,14 @@ def font_config(roots: list[Path] | None = None) -> Path | None:
     except OSError:
         return None
     return conf if conf.is_file() else None
+
+
+def _font_order(path: str) -> tuple[bool, bool, bool, str]:
+    """Sans before serif and mono, regular before bold, light or italic; then by path."""
+    name = Path(path).stem.lower()
+    return (any(w in name for w in ("bold", "black", "heavy", "light", "thin", "italic",
+                                    "oblique", "condensed", "narrow", "math")),
+            "serif" in name.replace("sans", ""), "mono" in name, path)
 
 
 def _use_shipped_sans() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -58,14 +59,19 @@ def test_font_config_lists_every_font_but_the_liberation_sans_vl_convert_ships(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     system = tmp_path / "share" / "fonts"
     _fonts(system / "truetype" / "liberation", "LiberationSans-Regular.ttf",
-           "LiberationSans-Bold.ttf", "LiberationMono-Regular.ttf")
-    _fonts(system / "opentype" / "noto", "NotoSansCJK-Regular.ttc", "README")
+           "LiberationSans-Bold.ttf", "LiberationMono-Regular.ttf",
+           "LiberationSans-BoldItalic.otf")  # not a file vl-convert ships: kept
+    _fonts(system / "opentype" / "noto", "NotoSansCJK-Bold.ttc", "NotoSansCJK-Regular.ttc",
+           "README")
     conf = draw.font_config([system, tmp_path / "absent"])
     assert conf is not None and conf.parent.parent == tmp_path / "cache" / "chronicle" / "fonts"
-    listed = (conf.parent / "fonts").resolve()
-    assert f"<dir>{listed}</dir>" in conf.read_text(encoding="utf-8")
-    linked = sorted(p.resolve().name for p in listed.iterdir())
-    assert linked == ["LiberationMono-Regular.ttf", "NotoSansCJK-Regular.ttc"]
+    text = conf.read_text(encoding="utf-8")
+    listed = [Path(d) for d in re.findall(r"<dir>([^<]+)</dir>", text)]
+    linked = [p.resolve().name for d in listed for p in d.iterdir()]
+    # Regular sans faces first: a glyph Liberation Sans lacks comes from the first font
+    # that has it (a CJK label is drawn in Noto Sans CJK Regular, not its bold cut).
+    assert linked == ["NotoSansCJK-Regular.ttc", "LiberationMono-Regular.ttf",
+                      "NotoSansCJK-Bold.ttc", "LiberationSans-BoldItalic.otf"]
     # Kept under the list's sha256: the same fonts reuse it, a new font makes another.
     assert draw.font_config([system]) == conf
     _fonts(system / "truetype" / "dejavu", "DejaVuSans.ttf")
