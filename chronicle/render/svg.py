@@ -9,7 +9,6 @@ the same bytes.
 from __future__ import annotations
 
 import atexit
-import copy
 import functools
 import importlib.metadata
 import multiprocessing
@@ -37,8 +36,12 @@ def _vl_version() -> str | None:
 
 
 def static_spec(spec: dict[str, Any]) -> dict[str, Any]:
-    """Return `spec` as drawn statically: a fixed width, on white, no hover layer."""
-    static = copy.deepcopy(spec)
+    """Return `spec` as drawn statically: a fixed width, on white, no hover layer.
+
+    A new top level over the same nested values (nothing below it is changed): a deep
+    copy of a day's four specs took ~7% of a demo night.
+    """
+    static = dict(spec)
     # vl-convert has no container to measure, and feed readers show the image on white.
     if not isinstance(static.get("width"), int | float):
         static["width"] = SVG_WIDTH
