@@ -41,7 +41,7 @@ def test_the_copy_gives_the_same_table_and_follows_new_snapshots(tmp_path: Path)
         _night(store, n, _rows(range(n * 10, n * 10 + 10)))
     full = Store(docs).load_metrics()  # a new process: reads 3 files, leaves the copy
     [copy] = list(cache_dir(docs).iterdir())
-    assert copy.name.endswith(f"{store.latest().manifest_sha256}.parquet")  # type: ignore
+    assert copy.name.endswith(f"{store.latest().manifest_sha256}.arrow")  # type: ignore
     assert Store(docs).load_metrics().equals(full)
     # A new snapshot (here with late rows of an earlier day and a new column, as a
     # correction brings) invalidates the copy: the next process reads it on top.
@@ -51,7 +51,7 @@ def test_the_copy_gives_the_same_table_and_follows_new_snapshots(tmp_path: Path)
     assert extended.num_rows == 35 and "eval/loss" in extended.column_names
     assert extended.equals(_fresh(docs))
     [copy] = list(cache_dir(docs).iterdir())
-    assert copy.name.endswith(f"{Store(docs).latest().manifest_sha256}.parquet")  # type: ignore
+    assert copy.name.endswith(f"{Store(docs).latest().manifest_sha256}.arrow")  # type: ignore
 
 
 def test_a_damaged_or_foreign_copy_is_ignored(tmp_path: Path) -> None:
@@ -61,11 +61,27 @@ def test_a_damaged_or_foreign_copy_is_ignored(tmp_path: Path) -> None:
         _night(store, n, _rows(range(n * 10, n * 10 + 10)))
     full = Store(docs).load_metrics()
     [copy] = list(cache_dir(docs).iterdir())
-    copy.write_bytes(b"not parquet")
+    copy.write_bytes(b"not an Arrow file")
     assert Store(docs).load_metrics().equals(full)
     # A copy keyed by a manifest the store does not hold is never read.
-    (cache_dir(docs) / "v1-0000.parquet").write_bytes(copy.read_bytes())
+    (cache_dir(docs) / "v2-0000.arrow").write_bytes(copy.read_bytes())
     assert Store(docs).load_metrics().equals(full)
+
+
+def test_an_older_formats_copy_is_not_read_and_is_replaced(tmp_path: Path) -> None:
+    docs = tmp_path / "c" / "docs"
+    store = Store(docs)
+    _night(store, 0, _rows(range(10)))
+    full = Store(docs).load_metrics()
+    sha = store.latest().manifest_sha256  # type: ignore[union-attr]
+    # A v1 copy (zstd Parquet) of the newest manifest, with other rows: never read.
+    for p in cache_dir(docs).iterdir():
+        p.unlink()
+    import pyarrow.parquet as pq
+
+    pq.write_table(full.slice(0, 3), cache_dir(docs) / f"v1-{sha}.parquet")
+    assert Store(docs).load_metrics().equals(full)
+    assert [p.name for p in cache_dir(docs).iterdir()] == [f"v2-{sha}.arrow"]
 
 
 def test_one_process_many_nights_writes_no_copy_per_night(tmp_path: Path) -> None:
@@ -77,13 +93,13 @@ def test_one_process_many_nights_writes_no_copy_per_night(tmp_path: Path) -> Non
     # Only the first load read from disk (and left a copy); later nights extended the
     # table in memory, so the copy is still the first night's.
     first = store.snapshots()[0].manifest_sha256
-    assert [p.name for p in cache_dir(docs).iterdir()] == [f"v1-{first}.parquet"]
+    assert [p.name for p in cache_dir(docs).iterdir()] == [f"v2-{first}.arrow"]
     assert store.load_metrics().num_rows == 40
     # keep_compact() (the demo, before its build) leaves a copy of every night's rows,
     # so the next process reads no snapshot's file.
     store.keep_compact()
     newest = store.latest().manifest_sha256  # type: ignore[union-attr]
-    assert [p.name for p in cache_dir(docs).iterdir()] == [f"v1-{newest}.parquet"]
+    assert [p.name for p in cache_dir(docs).iterdir()] == [f"v2-{newest}.arrow"]
     full = store.load_metrics()
     for snap in store.snapshots():  # proof that no snapshot's file is read any more
         (snap.path / "metrics.parquet").write_bytes(b"unreadable")

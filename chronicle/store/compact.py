@@ -18,9 +18,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-FORMAT = 1  # bump when the table's layout changes: older copies are then ignored
+# Arrow's own file format, LZ4-compressed: read in ~3 ms where the zstd Parquet copy of
+# 40,000 rows took ~60 ms (a build, a snapshot and each demo night read it once).
+FORMAT = 2  # bump when the table's layout changes: older copies are then ignored
+_WRITE = pa.ipc.IpcWriteOptions(compression="lz4")
 
 
 def cache_dir(docs: Path) -> Path:
@@ -29,7 +31,7 @@ def cache_dir(docs: Path) -> Path:
 
 
 def _name(manifest_sha256: str) -> str:
-    return f"v{FORMAT}-{manifest_sha256}.parquet"
+    return f"v{FORMAT}-{manifest_sha256}.arrow"
 
 
 def read_compact(docs: Path, manifests: Sequence[str]) -> tuple[int, pa.Table] | None:
@@ -44,7 +46,8 @@ def read_compact(docs: Path, manifests: Sequence[str]) -> tuple[int, pa.Table] |
         path = folder / _name(manifests[count - 1])
         if path.is_file():
             try:
-                return count, pq.read_table(path)
+                with pa.OSFile(str(path)) as source:
+                    return count, pa.ipc.open_file(source).read_all()
             except (OSError, pa.ArrowException):
                 return None  # a damaged copy is only a cache: read the store instead
     return None
@@ -58,11 +61,12 @@ def write_compact(docs: Path, manifest_sha256: str, table: pa.Table) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
         try:
-            with os.fdopen(fd, "wb") as sink:
-                pq.write_table(table, sink, compression="zstd")
+            with os.fdopen(fd, "wb") as sink, pa.ipc.new_file(sink, table.schema,
+                                                              options=_WRITE) as writer:
+                writer.write_table(table)
             os.replace(tmp, folder / _name(manifest_sha256))
         finally:
             Path(tmp).unlink(missing_ok=True)
-        for old in folder.glob("v*.parquet"):
+        for old in folder.glob("v*"):  # older copies, and older formats (v1: .parquet)
             if old.name != _name(manifest_sha256):
                 old.unlink(missing_ok=True)
