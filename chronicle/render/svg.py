@@ -13,14 +13,13 @@ import functools
 import importlib.metadata
 import multiprocessing
 import os
-import tempfile
 from collections.abc import Callable, Collection, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from pathlib import Path
 from typing import Any
 
 from chronicle import draw
+from chronicle.atomic import write_atomic
 from chronicle.render.vega import HOVER_LAYER, SVG_WIDTH, VEGA_LITE
 
 _pool: ProcessPoolExecutor | None = None
@@ -76,16 +75,7 @@ def javascript_bundle() -> str:
     if "vegaEmbed" not in text:
         raise RuntimeError(f"vl-convert {version} returned a bundle without vegaEmbed")
     path.parent.mkdir(parents=True, exist_ok=True)
-    # Write then rename, so a concurrent or interrupted build never reads half a bundle.
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; the file is public data
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, text.encode("utf-8"))  # a concurrent build never reads half of it
     return text
 
 

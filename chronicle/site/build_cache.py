@@ -20,9 +20,7 @@ import base64
 import contextlib
 import hashlib
 import json
-import os
 import platform
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from functools import cache
@@ -31,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import chronicle
+from chronicle.atomic import write_atomic
 from chronicle.config import RunConfig
 
 FORMAT = 1  # bump when an entry's layout changes: older entries are then ignored
@@ -117,14 +116,8 @@ class BuildCache:
         self.used.add(key)
         with contextlib.suppress(OSError):
             self.folder.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
-            try:
-                with os.fdopen(fd, "wb") as sink:
-                    sink.write(_encode(files, key))
-                os.replace(tmp, self._path(key))
-                self.written += 1
-            finally:
-                Path(tmp).unlink(missing_ok=True)
+            write_atomic(self._path(key), _encode(files, key))
+            self.written += 1
 
     def get_text(self, key: str) -> str | None:
         """Return the one text kept under `key` (see `put_text`), or None."""

@@ -12,12 +12,13 @@ the store whenever it is missing, unreadable or stale.
 from __future__ import annotations
 
 import contextlib
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import BinaryIO
 
 import pyarrow as pa
+
+from chronicle.atomic import write_atomic
 
 # Arrow's own file format, LZ4-compressed: read in ~3 ms where the zstd Parquet copy of
 # 40,000 rows took ~60 ms (a build, a snapshot and each demo night read it once).
@@ -59,14 +60,12 @@ def write_compact(docs: Path, manifest_sha256: str, table: pa.Table) -> None:
     folder = cache_dir(docs)
     with contextlib.suppress(OSError):
         folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as sink, pa.ipc.new_file(sink, table.schema,
-                                                              options=_WRITE) as writer:
+
+        def arrow_file(sink: BinaryIO) -> None:
+            with pa.ipc.new_file(sink, table.schema, options=_WRITE) as writer:
                 writer.write_table(table)
-            os.replace(tmp, folder / _name(manifest_sha256))
-        finally:
-            Path(tmp).unlink(missing_ok=True)
+
+        write_atomic(folder / _name(manifest_sha256), arrow_file)
         for old in folder.glob("v*"):  # older copies, and older formats (v1: .parquet)
             if old.name != _name(manifest_sha256):
                 old.unlink(missing_ok=True)
