@@ -79,8 +79,6 @@ def javascript_bundle() -> str:
     return text
 
 
-
-
 _WARM_SPEC: dict[str, Any] = {"mark": "point", "data": {"values": [{"x": 0}]},
                               "encoding": {"x": {"field": "x", "type": "quantitative"}}}
 
