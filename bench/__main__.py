@@ -186,8 +186,8 @@ def main() -> None:
         # emptying 3,000 files of an earlier site would be timed as the build's own work.
         shutil.rmtree(tmp / "night-base" / "site")
         last = (DEMO_START + timedelta(days=DAYS)).isoformat()
-        night_s, nplain_s, night_parts = nightly_rounds(tmp / "night-base", tmp / "night", plain,
-                                           LAST_NIGHT.format(start=last))
+        night_s, nplain_s, night_parts = nightly_rounds(
+            tmp / "night-base", tmp / "night", plain, LAST_NIGHT.format(start=last))
         # The second language: both editions against English only, same store; warm (the
         # demo's own build left its cache), then cold.
         both_s, one_s, both_mb = median_pair(chronicle("build", "--dir", str(tmp / "demo")),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import shutil
 import struct
 import tempfile
 import zlib
@@ -82,8 +83,6 @@ def font_config(roots: list[Path] | None = None) -> Path | None:
         try:
             staging.rename(folder)  # whole or not at all; another process may have won
         except OSError:
-            import shutil
-
             shutil.rmtree(staging, ignore_errors=True)
     except OSError:
         return None

@@ -237,8 +237,6 @@ class Store:
     def last_steps(self) -> dict[str, int]:
         """Return the last stored step of each W&B run (for incremental fetches)."""
         table = self.load_metrics()
-        if table.num_rows == 0:
-            return {}
         # The table only grows, so its row count says whether the answer is current.
         if self._cache.last_steps is None or self._cache.last_steps[0] != table.num_rows:
             self._cache.last_steps = (table.num_rows, _last_steps(table))
