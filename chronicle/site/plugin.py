@@ -18,7 +18,7 @@ from typing import Any
 
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
-from mkdocs.plugins import BasePlugin, event_priority
+from mkdocs.plugins import BasePlugin, CombinedEvent, event_priority
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 from mkdocs.utils.templates import TemplateContext
@@ -29,6 +29,7 @@ from chronicle.render import fmt_date
 from chronicle.render.i18n import DEFAULT, gettext, use_language
 from chronicle.render.translate import translate_svg
 from chronicle.site.citable import alternate_links, day_sections
+from chronicle.site.copier import StaticCopy, copy_in_background
 from chronicle.site.daily_feed import fill_daily_feeds, item_html
 from chronicle.site.editions import (
     LOCALE_FOLDER,
@@ -77,6 +78,7 @@ class ChroniclePlugin(BasePlugin):
         self.run: RunConfig | None = None
         self._inputs: BuildInputs | None = None
         self._drawing: Drawing | None = None
+        self._copy: StaticCopy | None = None
         self.code = DEFAULT
         self.editions: Editions | None = None
         self.pages: list[str] = []  # the pages this build wrote (dest_uri)
@@ -149,7 +151,7 @@ class ChroniclePlugin(BasePlugin):
         assert self.run is not None, "on_config runs first"
         return use_language(self.code, self.run.root / LOCALE_FOLDER)
 
-    def on_files(self, files: Files, *, config: MkDocsConfig) -> Files:
+    def _generate(self, files: Files, *, config: MkDocsConfig) -> Files:
         """Add every generated page and file (in memory; nothing is written to docs/) and
         start drawing the charts' static SVGs (written by on_post_build)."""
         caches = self.editions.caches if self.editions is not None else None
@@ -181,6 +183,24 @@ class ChroniclePlugin(BasePlugin):
                 file.abs_src_path = str(Path(config.docs_dir) / f".{self.code}" / path)
             files.append(file)
         return files
+
+    @event_priority(-100)  # after every plugin's on_files: the final list of files
+    def _copy_statics(self, files: Files, *, config: MkDocsConfig) -> Files:
+        """Start copying the static files while mkdocs converts Markdown (site/copier.py)."""
+        self._stop_copy()  # an earlier build of this instance that failed
+        files, self._copy = copy_in_background(files)
+        return files
+
+    on_files = CombinedEvent(_generate, _copy_statics)
+
+    def on_build_error(self, *, error: Exception) -> None:
+        """Stop the background copy of a build that failed."""
+        self._stop_copy()
+
+    def _stop_copy(self) -> None:
+        if self._copy is not None:
+            self._copy.cancel()
+            self._copy = None
 
     def on_page_markdown(self, markdown: str, *, page: Page, config: MkDocsConfig,
                          files: Files) -> str:
