@@ -3,7 +3,8 @@
 Absolute seconds drift between machines and runs; ratios measured side by side do not.
 Every timed step runs in its own process (its peak RSS is its own). Rows:
 - build: `chronicle build` of the DAYS-day demo vs a plain mkdocs-material build of the
-  same Markdown pages (bench/plain.py), alternating, median of ROUNDS each;
+  same Markdown pages (bench/plain.py), alternating, median of ROUNDS each (the row's
+  ratio), and each round's own ratio after it: how far the machine drifted;
 - nightly: one `chronicle snapshot` (sealing the last day) + `chronicle build` on the
   same chronicle, vs the same plain build;
 - demo: the whole `chronicle demo --days DAYS`, and a 2x longer demo, to show how cost
@@ -33,9 +34,9 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
-DAYS = int(sys.argv[1]) if len(sys.argv) > 1 else 100
 ROUNDS = 3
 LAST_NIGHT = "{start}T03:17:00Z"
 
@@ -78,35 +79,53 @@ def partial_demo(out: Path, days: int) -> None:
     run(python(code))
 
 
+@dataclass
+class Rounds:
+    """The seconds of two commands timed alternately, round by round."""
+
+    a: list[float] = field(default_factory=list)
+    b: list[float] = field(default_factory=list)
+    peak: float = 0.0  # MB, of a
+    parts: list[str] = field(default_factory=list)  # what each round of a was made of
+
+    @property
+    def medians(self) -> tuple[float, float]:
+        return statistics.median(self.a), statistics.median(self.b)
+
+    def each(self) -> str:
+        """Each round's own ratio: neighbours share the machine's moment, so their spread
+        shows how much of a row's ratio is the machine drifting."""
+        return " ".join(f"{x / y:.2f}" for x, y in zip(self.a, self.b, strict=True))
+
+
 def median_pair(a: list[str], b: list[str], rounds: int = ROUNDS,
-                prepare: list[str] | None = None, cwd: Path | None = None
-                ) -> tuple[float, float, float]:
-    """Alternate commands a and b; return (median a, median b, peak MB of a)."""
-    ta, tb, peak = [], [], 0.0
+                prepare: list[str] | None = None, cwd: Path | None = None) -> Rounds:
+    """Alternate commands a and b, `rounds` times each."""
+    out = Rounds()
     for _ in range(rounds):
         if prepare:
             run(prepare)
         seconds, mb = run(a, cwd)
-        ta.append(seconds)
-        peak = max(peak, mb)
-        tb.append(run(b, cwd)[0])
-    return statistics.median(ta), statistics.median(tb), peak
+        out.a.append(seconds)
+        out.peak = max(out.peak, mb)
+        out.b.append(run(b, cwd)[0])
+    return out
 
 
 def nightly_rounds(base: Path, work: Path, plain: Path, start_last: str,
-                   rounds: int = ROUNDS) -> tuple[float, float, str]:
-    """Median of snapshot + build on a fresh copy of `base`, and of the plain build; and
-    each round's two parts ("snapshot + build" seconds), to show which one moved."""
-    nightly, plain_times, parts = [], [], []
+                   rounds: int = ROUNDS) -> Rounds:
+    """Snapshot + build on a fresh copy of `base`, alternating with the plain build; each
+    round's two parts ("snapshot + build" seconds) show which one moved."""
+    out = Rounds()
     for _ in range(rounds):
         shutil.rmtree(work, ignore_errors=True)
         shutil.copytree(base, work)
         snap = run(chronicle("snapshot", "--dir", str(work), "--as-of", start_last))[0]
         build = run(chronicle("build", "--dir", str(work)))[0]
-        nightly.append(snap + build)
-        parts.append(f"{snap:.1f} + {build:.1f}")
-        plain_times.append(run(python(plain_build(plain)))[0])
-    return statistics.median(nightly), statistics.median(plain_times), ", ".join(parts)
+        out.a.append(snap + build)
+        out.parts.append(f"{snap:.1f} + {build:.1f}")
+        out.b.append(run(python(plain_build(plain)))[0])
+    return out
 
 
 def plain_build(project: Path) -> str:
@@ -151,19 +170,24 @@ def ratio(label: str, a: float, b: float, target: float, unit: str = "") -> str:
             f"target <= {target:.1f}x  {verdict}")
 
 
-def main() -> None:
+def row(label: str, rounds: Rounds, target: float) -> str:
+    """A ratio row of medians, with each round's own ratio."""
+    return ratio(label, *rounds.medians, target) + f"  (rounds: {rounds.each()})"
+
+
+def main(days: int) -> None:
     from datetime import timedelta
 
     from bench.plain import write_plain_project
     from chronicle.demo import DEMO_START
 
-    print(f"chronicle bench: {DAYS}-day simulated demo, {os.cpu_count()} cores, "
+    print(f"chronicle bench: {days}-day simulated demo, {os.cpu_count()} cores, "
           f"{ROUNDS} rounds per ratio")
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         # The demo and its 2x: how cost grows with the run.
-        demo_s, demo_mb = demo(tmp / "demo", DAYS)
-        long_s, long_mb = demo(tmp / "long", 2 * DAYS)
+        demo_s, demo_mb = demo(tmp / "demo", days)
+        long_s, long_mb = demo(tmp / "long", 2 * days)
         # Rows of issue #15 measure the English edition (today's one build): the same
         # chronicle with `site.languages: [en]`.
         # Each is timed after one untimed build, as a nightly runs: its .cache/chronicle
@@ -171,45 +195,43 @@ def main() -> None:
         en_only = english_only(tmp / "demo", tmp / "demo-en")
         plain = write_plain_project(en_only, tmp / "plain")
         run(chronicle("build", "--dir", str(en_only)))
-        build_s, plain_s, build_mb = median_pair(
-            chronicle("build", "--dir", str(en_only)), python(plain_build(plain)))
+        build = median_pair(chronicle("build", "--dir", str(en_only)),
+                            python(plain_build(plain)))
         long_en = english_only(tmp / "long", tmp / "long-en")
         long_plain = write_plain_project(long_en, tmp / "long-plain")
         run(chronicle("build", "--dir", str(long_en)))
-        lbuild_s, lplain_s, _ = median_pair(
-            chronicle("build", "--dir", str(long_en)), python(plain_build(long_plain)))
-        # One nightly run on the DAYS-day chronicle: seal the last day, then build.
-        partial_demo(tmp / "night-full", DAYS)
+        long_build = median_pair(chronicle("build", "--dir", str(long_en)),
+                                 python(plain_build(long_plain)))
+        # One nightly run on the days-day chronicle: seal the last day, then build.
+        partial_demo(tmp / "night-full", days)
         english_only(tmp / "night-full", tmp / "night-base")
         run(chronicle("build", "--dir", str(tmp / "night-base")))  # its .cache, as restored
         # ...but not its site: a nightly checkout has none (site/ is never committed), and
         # emptying 3,000 files of an earlier site would be timed as the build's own work.
         shutil.rmtree(tmp / "night-base" / "site")
-        last = (DEMO_START + timedelta(days=DAYS)).isoformat()
-        night_s, nplain_s, night_parts = nightly_rounds(
+        last = (DEMO_START + timedelta(days=days)).isoformat()
+        night = nightly_rounds(
             tmp / "night-base", tmp / "night", plain, LAST_NIGHT.format(start=last))
         # The second language: both editions against English only, same store; warm (the
         # demo's own build left its cache), then cold.
-        both_s, one_s, both_mb = median_pair(chronicle("build", "--dir", str(tmp / "demo")),
-                                             chronicle("build", "--dir", str(en_only)))
+        both = median_pair(chronicle("build", "--dir", str(tmp / "demo")),
+                           chronicle("build", "--dir", str(en_only)))
         forget = python("import shutil;" + "".join(
             f"shutil.rmtree({str(c / '.cache')!r}, ignore_errors=True);"
             for c in (tmp / "demo", en_only)))
-        cold_s, cold_one_s, _ = median_pair(chronicle("build", "--dir", str(tmp / "demo")),
-                                            chronicle("build", "--dir", str(en_only)),
-                                            prepare=forget)
-        print(ratio("build (en only) vs plain mkdocs", build_s, plain_s, 1.3))
-        print(ratio("two editions vs en only, warm", both_s, one_s, 1.6)
-              + f"  peak {both_mb:.0f} MB")
-        print(ratio("two editions vs en only, cold", cold_s, cold_one_s, 1.6))
-        print(ratio(f"build vs plain at {2 * DAYS} days", lbuild_s, lplain_s, 1.3))
-        print(ratio("nightly vs plain, warm", night_s, nplain_s, 1.5)
-              + f"  (snapshot + build: {night_parts} s)")
-        print(f"{f'demo, {DAYS} days':<34}{demo_s:8.1f} s  peak {demo_mb:5.0f} MB  "
+        cold = median_pair(chronicle("build", "--dir", str(tmp / "demo")),
+                           chronicle("build", "--dir", str(en_only)), prepare=forget)
+        print(row("build (en only) vs plain mkdocs", build, 1.3))
+        print(row("two editions vs en only, warm", both, 1.6) + f"  peak {both.peak:.0f} MB")
+        print(row("two editions vs en only, cold", cold, 1.6))
+        print(row(f"build vs plain at {2 * days} days", long_build, 1.3))
+        print(row("nightly vs plain, warm", night, 1.5)
+              + f"  (snapshot + build: {', '.join(night.parts)} s)")
+        print(f"{f'demo, {days} days':<34}{demo_s:8.1f} s  peak {demo_mb:5.0f} MB  "
               f"target <= 45 s ({'met' if demo_s <= 45 else 'MISSED'})")
-        print(ratio(f"demo {2 * DAYS} days vs {DAYS} days", long_s, demo_s, 2.0)
+        print(ratio(f"demo {2 * days} days vs {days} days", long_s, demo_s, 2.0)
               + f"  peak {long_mb:.0f} MB")
-        print(f"{'peak memory (build)':<34}{build_mb:8.0f} MB  target < 1024 MB at 365 days")
+        print(f"{'peak memory (build)':<34}{build.peak:8.0f} MB  target < 1024 MB at 365 days")
         for edition in ("", "zh"):
             for line in weights(tmp / "demo" / "site", edition):
                 print(line)
@@ -220,4 +242,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 100)

@@ -1,0 +1,23 @@
+"""`make bench`'s rows (bench/__main__.py): a ratio of medians against its target, with
+each round's own ratio so a reader sees how far the machine drifted."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.__main__ import Rounds, row
+
+
+def test_a_row_is_the_ratio_of_medians_with_each_rounds_ratio() -> None:
+    rounds = Rounds(a=[6.0, 9.0, 7.0], b=[5.0, 6.0, 7.0])
+    assert rounds.medians == (7.0, 6.0)
+    line = row("build vs plain", rounds, 1.3)
+    assert "7.0 s vs    6.0 s" in line
+    assert "ratio 1.17  target <= 1.3x  met" in line
+    assert line.endswith("(rounds: 1.20 1.50 1.00)")
+    assert "ratio 1.60  target <= 1.5x  MISSED" in row("nightly", Rounds([8.0], [5.0]), 1.5)
+
+
+def test_rounds_of_unequal_length_are_an_error() -> None:
+    with pytest.raises(ValueError):
+        Rounds(a=[1.0, 2.0], b=[1.0]).each()
