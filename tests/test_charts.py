@@ -27,7 +27,7 @@ from chronicle.render.charts import (
     downsample_minmax,
     line_chart,
 )
-from chronicle.render.svg import javascript_bundle, render_png, render_svg
+from chronicle.render.svg import javascript_bundle, render_png, render_svg, static_spec
 from chronicle.render.vega import ema, fit_label
 from tests.support.browser import CHROMIUM, chromium
 
@@ -506,3 +506,15 @@ def test_png_for_feed_readers_is_compressed_and_stable() -> None:
     assert width == SVG_WIDTH
     assert len(png) < 80_000  # vl-convert's own PNG of this chart is ~400 KB
     assert render_png(svg) == png
+
+
+def test_a_chart_for_a_narrow_box_is_drawn_at_its_own_width() -> None:
+    spec = _chart()
+    spec["usermeta"]["chronicle"]["static_width"] = 360
+    before = _dumps(spec)
+    static = static_spec(spec)
+    assert static["width"] == 360
+    assert static["config"]["legend"]["columns"] == 2  # as the site's script fits it
+    assert static_spec(_chart())["width"] == SVG_WIDTH  # others keep the fixed width
+    assert _dumps(spec) == before
+    assert 'width="360"' in render_svg(spec)

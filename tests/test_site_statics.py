@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -45,6 +46,13 @@ def test_a_built_site_has_the_static_svg_of_every_chart(tmp_path: Path) -> None:
         assert svg.read_text(encoding="utf-8") == render_svg(json.loads(spec.read_text()))
     # The pages point at them.
     assert 'src="charts/loss.svg"' in (site / "charts.html").read_text(encoding="utf-8")
+    # The home page's three cards are drawn at about their card's width (labels readable
+    # without JavaScript on a laptop or a phone); full-width charts at 720 px.
+    for name in ("prediction", "dropping", "risks"):
+        assert re.search(r'^<svg[^>]* width="360"', (site / "home" / f"{name}.svg").read_text(
+            encoding="utf-8"))
+    assert re.search(r'^<svg[^>]* width="720"', (site / "charts" / "loss.svg").read_text(
+        encoding="utf-8"))
 
 
 OTHER = {**SPEC, "mark": "point"}

@@ -28,6 +28,9 @@ from chronicle.render.signals import (
 )
 
 Out = MutableMapping[str, str | bytes]
+# The static SVG of a home panel is drawn at about the width its card has, on a laptop
+# (three cards side by side) and on a phone (one card a row), so its labels keep their size.
+PANEL_WIDTH = 360
 
 
 def _latest(history: Sequence[Mapping[str, Any]], key: str) -> Any:
@@ -123,6 +126,8 @@ def signal_panels(config: RunConfig, series: Series, days: Sequence[Mapping[str,
     names = ("prediction", "dropping", "risks")
     panels = []
     for name, (heading, (spec, sentence), link, page) in zip(names, built, strict=True):
+        meta = spec.setdefault("usermeta", {}).setdefault("chronicle", {})
+        meta["static_width"] = PANEL_WIDTH
         embed: Markup = publish(out, f"{prefix}{name}", spec, name, "chronicle-chart--small")
         panels.append({"heading": heading, "embed": embed, "sentence": sentence,
                        "link": link, "page": page})

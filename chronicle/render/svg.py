@@ -20,7 +20,7 @@ from typing import Any
 
 from chronicle import draw
 from chronicle.atomic import write_atomic
-from chronicle.render.vega import HOVER_LAYER, SVG_WIDTH, VEGA_LITE
+from chronicle.render.vega import HOVER_LAYER, NARROW, SVG_WIDTH, VEGA_LITE
 
 _pool: ProcessPoolExecutor | None = None
 _background: ProcessPoolExecutor | None = None
@@ -42,12 +42,26 @@ def static_spec(spec: dict[str, Any]) -> dict[str, Any]:
     """
     static = dict(spec)
     # vl-convert has no container to measure, and feed readers show the image on white.
+    # A chart drawn for a narrow box names its width (usermeta.chronicle.static_width):
+    # scaled down from 720 px its labels would be too small to read.
     if not isinstance(static.get("width"), int | float):
-        static["width"] = SVG_WIDTH
+        static["width"] = static_width(spec)
+        if static["width"] < NARROW:
+            config = dict(static.get("config") or {})
+            config["legend"] = {**(config.get("legend") or {}), "columns": 2}
+            static["config"] = config
     static["background"] = "white"
     if "layer" in static:
         static["layer"] = [lay for lay in static["layer"] if lay.get("name") != HOVER_LAYER]
     return static
+
+
+def static_width(spec: Mapping[str, Any]) -> int:
+    """Return the width a chart's static SVG is drawn at (px)."""
+    meta = spec.get("usermeta")
+    ours = meta.get("chronicle") if isinstance(meta, Mapping) else None
+    width = ours.get("static_width") if isinstance(ours, Mapping) else None
+    return width if isinstance(width, int) and width > 0 else SVG_WIDTH
 
 
 def render_svg(spec: dict[str, Any]) -> str:
