@@ -45,7 +45,6 @@ class StaticCopy:
     """One background copy of (source, destination) file pairs."""
 
     def __init__(self, pairs: list[tuple[str, str]]) -> None:
-        self.count = len(pairs)
         fd, self._list = tempfile.mkstemp(prefix="chronicle-copy-")
         with os.fdopen(fd, "wb") as out:
             out.write(b"\0".join(os.fsencode(p) for pair in pairs for p in pair))
@@ -118,4 +117,3 @@ def _copyable(file: File) -> bool:
             and file.generated_by is None and file.abs_src_path is not None
             and file.inclusion.is_included() and file.inclusion != InclusionLevel.UNDEFINED
             and os.path.normpath(file.abs_src_path) != os.path.normpath(file.abs_dest_path))
-
