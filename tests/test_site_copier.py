@@ -5,6 +5,8 @@ a failure names the file; a failed build stops it."""
 from __future__ import annotations
 
 import os
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -103,3 +105,17 @@ def test_the_child_sees_only_the_standard_library(tmp_path: Path) -> None:
     copy.wait()
     assert (tmp_path / "out" / "a").read_bytes() == b"a"
     assert not os.path.exists(copy._list)
+
+
+def test_without_a_process_to_copy_with_mkdocs_copies_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    docs, site = tmp_path / "docs", tmp_path / "site"
+    original = _files(docs, site)
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python"))
+    before = set(tmp_path.glob("chronicle-copy-*"))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    files, copy = copy_in_background(original)
+    assert copy is None and files is original  # nothing handed over, no list left behind
+    assert set(tmp_path.glob("chronicle-copy-*")) == before
+    files.copy_static_files(dirty=False, inclusion=InclusionLevel.is_included)
+    assert (site / "days" / "2026-01-02.json").read_bytes() == b'{"day": 1}'

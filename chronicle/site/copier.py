@@ -13,6 +13,7 @@ in place, exactly where mkdocs's own copy would have left it (same bytes, same o
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -20,6 +21,8 @@ import tempfile
 
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files, InclusionLevel
+
+log = logging.getLogger("mkdocs.plugins.chronicle")
 
 # The child: read "source\0destination\0..." from a file, copy each as mkdocs does
 # (utils.copy_file: make the folder, shutil.copyfile), stop at the first failure.
@@ -46,12 +49,16 @@ class StaticCopy:
 
     def __init__(self, pairs: list[tuple[str, str]]) -> None:
         fd, self._list = tempfile.mkstemp(prefix="chronicle-copy-")
-        with os.fdopen(fd, "wb") as out:
-            out.write(b"\0".join(os.fsencode(p) for pair in pairs for p in pair))
-        # -I -S: no site-packages, no user environment; the child needs only os and shutil.
-        self._proc: subprocess.Popen[bytes] | None = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-c", _CHILD, self._list],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(b"\0".join(os.fsencode(p) for pair in pairs for p in pair))
+            # -I -S: no site-packages, no user environment; the child needs os and shutil.
+            self._proc: subprocess.Popen[bytes] | None = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _CHILD, self._list],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        except OSError:
+            os.unlink(self._list)
+            raise
 
     def wait(self) -> None:
         """Return once every file is copied; raise PluginError naming the file that failed."""
@@ -104,9 +111,13 @@ def copy_in_background(files: Files) -> tuple[Files, StaticCopy | None]:
             out.append(copied)
         else:
             out.append(file)
-    if not taken:
+    if not taken or not sys.executable:
         return files, None
-    copy = StaticCopy([(str(f.abs_src_path), f.abs_dest_path) for f in taken])
+    try:
+        copy = StaticCopy([(str(f.abs_src_path), f.abs_dest_path) for f in taken])
+    except OSError as err:  # no process or temporary file to be had: mkdocs copies them
+        log.info("copying the static files in this process (%s)", err)
+        return files, None
     for f in taken:
         f.copy = copy
     return Files(out), copy
