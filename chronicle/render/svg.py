@@ -20,7 +20,7 @@ from typing import Any
 
 from chronicle import draw
 from chronicle.atomic import write_atomic
-from chronicle.render.vega import HOVER_LAYER, NARROW, SVG_WIDTH, VEGA_LITE
+from chronicle.render.vega import HOVER_LAYER, NARROW_WIDTH, SVG_WIDTH, VEGA_LITE
 
 _pool: ProcessPoolExecutor | None = None
 _background: ProcessPoolExecutor | None = None
@@ -46,7 +46,7 @@ def static_spec(spec: dict[str, Any]) -> dict[str, Any]:
     # scaled down from 720 px its labels would be too small to read.
     if not isinstance(static.get("width"), int | float):
         static["width"] = static_width(spec)
-        if static["width"] < NARROW:
+        if static["width"] < NARROW_WIDTH:
             config = dict(static.get("config") or {})
             config["legend"] = {**(config.get("legend") or {}), "columns": 2}
             static["config"] = config

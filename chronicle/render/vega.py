@@ -22,7 +22,7 @@ SCHEMA: Final = "https://vega.github.io/schema/vega-lite/v6.4.1.json"
 SVG_WIDTH: Final = 720
 # Below this width a legend wraps into rows of two (the site's script does the same to a
 # live chart in a narrow column, chronicle.js `fit`).
-NARROW: Final = 560
+NARROW_WIDTH: Final = 560
 Y_DIGITS: Final = 6  # significant digits kept for y: far below a pixel, and it halves a spec
 X_DIGITS: Final = 10
 HOVER_LAYER: Final = "chronicle-hover"  # invisible tooltip targets; dropped from static renders
