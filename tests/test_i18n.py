@@ -143,3 +143,24 @@ def test_a_chart_is_translated_in_its_spec_and_its_svg() -> None:
     assert "第 3 天 · 2026年9月1日</text>" in picture and ">九月 02<" in picture
     assert ">周三 02<" in picture and ">九月<" in picture
     assert ">200万<" in picture  # an SI tick label counts in 万 too
+
+
+def test_a_template_compiled_in_one_language_renders_in_another() -> None:
+    # Jinja's optimizer would fold `"open" | term(...)` when it compiles the template, and
+    # a compiled template is kept: an edition built after English in one process (or the
+    # other way round) would show the word of the language compiled first.
+    from datetime import UTC, datetime
+
+    from chronicle.models import FailureRecord
+    from chronicle.render.archive_pages import failures_page
+
+    still_open = FailureRecord("slow-io", "issue", datetime(2026, 8, 23, 9, tzinfo=UTC), None,
+                               "Checkpoint writes are slow")
+    with use_language("en"):
+        english = failures_page([still_open], None)
+    with use_language("zh"):
+        chinese = failures_page([still_open], None)
+    with use_language("en"):
+        again = failures_page([still_open], None)
+    assert "| open |" in english and english == again
+    assert "| 未结束 |" in chinese and "| open |" not in chinese

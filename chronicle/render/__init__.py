@@ -85,6 +85,10 @@ def environment() -> Environment:
         autoescape=True,
         keep_trailing_newline=True,
         extensions=["jinja2.ext.i18n"],
+        # Jinja's optimizer computes a filter of a constant when it compiles a template
+        # (`"open" | term(...)`), and a compiled template is kept for the process: the
+        # language it was first compiled in would stay in every later edition's pages.
+        optimized=False,
     )
     # {% trans %} blocks are msgids with their whitespace collapsed (as extracted), and
     # look up the language of the build being rendered (render/i18n.py).

@@ -1,7 +1,9 @@
 """`chronicle build`: mkdocs build --strict of the chronicle folder (never the network).
 
 One mkdocs build per language of `site.languages` (site/editions.py): English at the
-site's root first, then each translated edition into `<lang>/` of the same site folder.
+site's root, and each translated edition into `<lang>/` of the same site folder, built in
+a process of its own while English builds when the machine has a second core
+(site/edition_process.py), else after English.
 It holds the store's lock (a snapshot must not commit under it), refuses to build into a
 folder holding anything but an earlier chronicle site (mkdocs empties the site folder
 first), and when `--strict` aborts, the error lists the warnings that made it abort.
@@ -20,11 +22,13 @@ from chronicle.config import RunConfig
 from chronicle.errors import ChronicleError
 from chronicle.render.i18n import edition_dir
 from chronicle.site.build_cache import Caches
+from chronicle.site.edition_process import EditionProcess, can_run_beside
 from chronicle.site.editions import Editions
 from chronicle.store import Store, locked
 
 # Files every chronicle site has: a folder holding them is a previous build, safe to empty.
 SITE_MARKERS = ("index.html", "api/latest.json")
+log = logging.getLogger("mkdocs.plugins.chronicle")
 _MAX_WARNINGS = 20  # listed in an error; the rest are counted
 
 
@@ -70,13 +74,15 @@ def _source_date_epoch(value: str) -> Iterator[None]:
 
 def build_site(config: RunConfig, site_dir: Path | None = None,
                seconds: dict[str, float] | None = None,
-               cached: dict[str, int] | None = None) -> Path:
+               cached: dict[str, int] | None = None, beside: bool | None = None) -> Path:
     """Build the site into `site_dir` (default <root>/site) and return it.
 
     `seconds`, when given, receives the wall time of each language's build; `cached`, for
     each kind of cache (site/build_cache.py: "editions", "svgs", "threads", "verdicts"),
     how many entries came from earlier builds ("<kind> reused") and how many were made
-    ("<kind> made"): "svgs made" 0 means no render worker was started.
+    ("<kind> made"): "svgs made" 0 means no render worker was started. `beside`: build
+    each translated edition in its own process while English builds (the default on a
+    machine with two cores; site/edition_process.py), or after it in this one (False).
     """
     mkdocs_yml = config.root / "mkdocs.yml"
     if not mkdocs_yml.is_file():
@@ -93,13 +99,27 @@ def build_site(config: RunConfig, site_dir: Path | None = None,
         # Same store, same bytes: dates that mkdocs and the feed plugin would take from the
         # clock come from the newest snapshot instead.
         epoch = str(int(latest.taken_at.timestamp())) if latest else "0"
-        with _source_date_epoch(epoch):
-            for code in config.site.languages:  # English first: it empties the site folder
-                started = time.perf_counter()
-                _mkdocs_build(config, mkdocs_yml, site_dir / edition_dir(code), code,
-                              editions)
-                if seconds is not None:
-                    seconds[code] = time.perf_counter() - started
+        with _source_date_epoch(epoch):  # before the children start: they inherit it
+            english, *others = config.site.languages
+            children = _start_editions(config, mkdocs_yml, others, beside)
+            took = seconds if seconds is not None else {}
+            try:
+                # English first: it empties the site folder.
+                for code in [english, *[c for c in others if c not in children]]:
+                    started = time.perf_counter()
+                    mkdocs_build(config, mkdocs_yml, site_dir / edition_dir(code), code,
+                                 editions)
+                    took[code] = time.perf_counter() - started
+                    if code == english:
+                        for child in children.values():
+                            child.send_svgs(editions.svgs)
+                for code, child in children.items():
+                    child.finish(site_dir)
+                    child.merge_caches(caches)
+                    took[code] = child.seconds
+            finally:
+                for child in children.values():
+                    child.stop()
         caches.prune()  # only after every edition: they share the folders
     if cached is not None:
         for kind, cache in caches.each().items():
@@ -107,8 +127,23 @@ def build_site(config: RunConfig, site_dir: Path | None = None,
     return site_dir
 
 
-def _mkdocs_build(config: RunConfig, mkdocs_yml: Path, site_dir: Path, code: str,
-                  editions: Editions) -> None:
+def _start_editions(config: RunConfig, mkdocs_yml: Path, codes: list[str],
+                    beside: bool | None) -> dict[str, EditionProcess]:
+    """Start a process building each of the translated editions `codes` (none when
+    `beside` is False, or on one core when it is None); {code: its process}."""
+    if not codes or beside is False or (beside is None and not can_run_beside()):
+        return {}
+    started: dict[str, EditionProcess] = {}
+    for code in codes:
+        try:
+            started[code] = EditionProcess.start(config, mkdocs_yml, code)
+        except OSError as err:  # no staging folder (a read-only cache): build it after English
+            log.info("building the %s edition after English: %s", code, err)
+    return started
+
+
+def mkdocs_build(config: RunConfig, mkdocs_yml: Path, site_dir: Path, code: str,
+                 editions: Editions) -> None:
     """Run one mkdocs build of `mkdocs_yml` into `site_dir`, as the `code` edition."""
     from mkdocs.commands.build import build
     from mkdocs.config import load_config as load_mkdocs

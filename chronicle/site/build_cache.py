@@ -94,6 +94,7 @@ class BuildCache:
     reused: int = 0  # valid entries read
     missed: int = 0  # made instead (no entry, or not a valid one)
     written: int = 0
+    missed_keys: set[str] = field(default_factory=set)
 
     def _path(self, key: str) -> Path:
         return self.folder / f"v{FORMAT}-{key}.json"
@@ -107,6 +108,7 @@ class BuildCache:
             files = None
         if files is None:
             self.missed += 1
+            self.missed_keys.add(key)
         else:
             self.reused += 1
         return files

@@ -51,6 +51,15 @@ class Editions:
     svgs: dict[str, str] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)  # build time per language
     caches: Caches | None = None  # what earlier builds made (site/build_cache.py)
+    # In a translated edition's own process (site/edition_process.py): waits for the
+    # English SVGs, which the parent sends once its English build has drawn them.
+    awaited: Callable[[], dict[str, str]] | None = None
+
+    def english_svgs(self) -> dict[str, str]:
+        """Return the English build's chart SVGs (waiting for them in a child process)."""
+        if self.awaited is not None:
+            self.svgs, self.awaited = self.awaited(), None
+        return self.svgs
 
 
 def alternates(languages: tuple[str, ...], code: str, dest_uri: str | None = None

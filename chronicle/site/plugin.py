@@ -83,6 +83,7 @@ class ChroniclePlugin(BasePlugin):
         self.editions: Editions | None = None
         self.pages: list[str] = []  # the pages this build wrote (dest_uri)
         self._chart_svgs: list[str] = []  # a translated edition's run-wide chart SVGs
+        self._english_specs: dict[str, str | bytes] = {}  # ... and their English specs
 
     def use_edition(self, code: str, editions: Editions) -> None:
         """Build the `code` edition, sharing what `editions` holds with the other builds."""
@@ -167,10 +168,12 @@ class ChroniclePlugin(BasePlugin):
             generated, english = edition_files(self.inputs, self.code,
                                                caches.editions if caches is not None else None)
             self._chart_svgs = [p[: -len(".vl.json")] + ".svg" for p in english]
+            self._english_specs = english
             # Its charts' SVGs are the English build's, translated (drawn again only when
-            # this edition is built on its own).
+            # this edition is built on its own); a build in its own process is sent them.
             drawn = self.editions.svgs if self.editions is not None else {}
-            self._drawing = (None if set(self._chart_svgs) <= set(drawn)
+            sent = self.editions is not None and self.editions.awaited is not None
+            self._drawing = (None if sent or set(self._chart_svgs) <= set(drawn)
                              else Drawing(english, svgs))
         for path, content in generated.items():
             old = files.get_file_from_path(path)
@@ -260,7 +263,12 @@ class ChroniclePlugin(BasePlugin):
             self._drawing = None
             return
         english = self._drawing.svgs() if self._drawing is not None else (
-            self.editions.svgs if self.editions is not None else {})
+            self.editions.english_svgs() if self.editions is not None else {})
+        unsent = {p: c for p, c in self._english_specs.items()
+                  if p[: -len(".vl.json")] + ".svg" not in english}
+        if unsent:  # the English build sent no SVG of these: draw them here
+            caches = self.editions.caches if self.editions is not None else None
+            english = {**english, **Drawing(unsent, caches.svgs if caches else None).svgs()}
         with self.language():
             for path in self._chart_svgs:
                 if path in english:

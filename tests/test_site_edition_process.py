@@ -1,0 +1,96 @@
+"""A translated edition built in its own process beside the English build
+(site/edition_process.py): the same bytes as one built after English, its failures
+reported by edition, nothing left behind when either build fails."""
+
+from __future__ import annotations
+
+import multiprocessing
+from pathlib import Path
+
+import pytest
+
+from chronicle.config import load_config
+from chronicle.errors import ChronicleError
+from chronicle.site.build import build_site
+from chronicle.site.build_cache import cache_root
+from chronicle.site.edition_process import EditionProcess, staging_dir
+from tests.support.site_factory import Built, make_chronicle
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    return make_chronicle(tmp_path_factory.mktemp("beside") / "c", nights=3,
+                          languages=("en", "zh"))
+
+
+def _builders() -> list[str]:
+    """The edition build processes still running (render workers live on; not these)."""
+    return [p.name for p in multiprocessing.active_children()
+            if p.name.startswith("chronicle-build-")]
+
+
+def _tree(site: Path) -> dict[str, bytes]:
+    return {p.relative_to(site).as_posix(): p.read_bytes()
+            for p in sorted(site.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.slow
+def test_an_edition_built_beside_english_is_the_one_built_after_it(made: Built,
+                                                                   tmp_path: Path) -> None:
+    config = load_config(made.root)
+    took: dict[str, float] = {}
+    cached: dict[str, int] = {}
+    # Cold first: the child translates the SVGs the parent draws, and reads the store
+    # while the parent computes the verdicts it may find or make too.
+    beside = build_site(config, tmp_path / "beside", seconds=took, cached=cached, beside=True)
+    after = build_site(config, tmp_path / "after", beside=False)
+    assert _tree(beside) == _tree(after)
+    assert any(p.startswith("zh/days/") for p in _tree(beside))
+    assert set(took) == {"en", "zh"} and took["zh"] > 0
+    # One build's entries, counted once: the verdicts both processes used are one entry.
+    assert cached["verdicts made"] + cached["verdicts reused"] == 1, cached
+    assert cached["editions made"] == 3, cached  # the child's day pages, counted here
+    assert not staging_dir(made.root, "zh").exists()
+    assert _builders() == []
+    # The parent prunes with the child's entries kept: a warm build reuses all of them.
+    again: dict[str, int] = {}
+    build_site(config, tmp_path / "again", cached=again, beside=True)
+    assert again["editions reused"] == 3 and again["editions made"] == 0, again
+
+
+def test_a_failed_edition_build_names_its_edition_and_leaves_nothing(made: Built,
+                                                                     tmp_path: Path) -> None:
+    config = load_config(made.root)
+    child = EditionProcess.start(config, made.root / "missing.yml", "zh")
+    try:
+        child.send_svgs({})  # the child failed first: nothing to hear it, and no error
+        with pytest.raises(ChronicleError, match=r"the site build failed \(zh edition\)"):
+            child.finish(tmp_path / "site")
+    finally:
+        child.stop()
+    assert not child.staging.exists() and not (tmp_path / "site" / "zh").exists()
+    assert not child.process.is_alive()
+
+
+@pytest.mark.slow
+def test_a_failed_english_build_stops_the_edition_beside_it(tmp_path: Path) -> None:
+    made = make_chronicle(tmp_path / "c", nights=2, languages=("en", "zh"))
+    (made.root / "docs" / "notes.md").write_text("# Notes\n\nSee [the plan](plan.md).\n")
+    with pytest.raises(ChronicleError, match=r"(?s)the site build failed: Aborted.*plan\.md"):
+        build_site(load_config(made.root), tmp_path / "site", beside=True)
+    assert _builders() == []
+    assert not staging_dir(made.root, "zh").exists()
+    assert not (tmp_path / "site" / "zh").exists()
+    assert staging_dir(made.root, "zh").parent.parent == cache_root(made.root)
+
+
+def test_one_core_builds_the_editions_one_after_the_other(made: Built, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    from chronicle.site import build
+
+    monkeypatch.setattr("os.cpu_count", lambda: 1)
+    assert build._start_editions(load_config(made.root), made.root / "mkdocs.yml", ["zh"],
+                                 None) == {}
+    assert build._start_editions(load_config(made.root), made.root / "mkdocs.yml", ["zh"],
+                                 False) == {}
