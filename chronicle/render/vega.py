@@ -122,13 +122,17 @@ def ema(x: np.ndarray, y: np.ndarray, weight: float) -> np.ndarray:
     """
     if not 0 < weight < 1:
         raise ValueError(f"smoothing weight must be in (0, 1), got {weight}")
-    out = np.empty(y.size)
+    # A recurrence, so a loop; over a list, not numpy items: ~2x faster, the same floats
+    # (it runs over the whole run so far for every sealed day's run-so-far charts).
+    keep = 1 - weight
+    out: list[float] = []
+    append = out.append
     acc, mass = 0.0, 0.0
-    for i, value in enumerate(np.asarray(y, dtype=float).tolist()):
-        acc = acc * weight + (1 - weight) * value
-        mass = mass * weight + (1 - weight)
-        out[i] = acc / mass
-    return out
+    for value in np.asarray(y, dtype=float).tolist():
+        acc = acc * weight + keep * value
+        mass = mass * weight + keep
+        append(acc / mass)
+    return np.array(out, dtype=float)
 
 
 # Advance widths (em) by class, wider on average than Liberation Sans (the sans-serif a
