@@ -52,7 +52,9 @@ def profile(root: Path) -> list[tuple[str, float]]:
     prof = cProfile.Profile()
     with tempfile.TemporaryDirectory() as tmp:
         prof.enable()
-        build_site(config, Path(tmp) / "site")
+        # Every edition in this process: `chronicle build` builds a second language in a
+        # process of its own (site/edition_process.py), which cProfile here would not see.
+        build_site(config, Path(tmp) / "site", beside=False)
         prof.disable()
     stats = pstats.Stats(prof)
     table = stats.stats  # type: ignore[attr-defined]
