@@ -125,6 +125,7 @@ def run_demo(
     `nights` stops after that many nights (a later call continues: the store is
     append-only), so the bench can time one nightly run on a long chronicle.
     """
+    from chronicle.render.svg import stop_sealing_workers
     from chronicle.site.build import build_site
     from chronicle.snapshot.fetch import fetch_simulated_source
     from chronicle.snapshot.take import take_snapshot
@@ -160,6 +161,9 @@ def run_demo(
         if night % 10 == 0 or night == config.simulated.days:
             echo(f"night {night:3d}: snapshot {result.snapshot}, sealed {', '.join(result.sealed)}")
     store.keep_compact()  # the build starts from it instead of reading every snapshot
+    # The build runs beside its Chinese edition's process: the sealing workers' memory
+    # (two vl-convert runtimes) goes back first; the build draws in one worker of its own.
+    stop_sealing_workers()
     seconds["snapshots"] = time.perf_counter() - started
     if build:
         started = time.perf_counter()

@@ -112,6 +112,15 @@ def _statics_pool() -> ProcessPoolExecutor | None:
     return _pool
 
 
+def stop_sealing_workers() -> None:
+    """Stop the workers that draw sealed days' charts (each holds vl-convert's JavaScript
+    runtime, ~190 MB) when this process seals no more days; a later drawing starts its own."""
+    global _pool
+    if _pool is not None:
+        _pool.shutdown()
+        _pool = None
+
+
 def warm_up() -> None:
     """Start the render workers now (a process start and vl-convert's JavaScript runtime,
     ~1 s) so a snapshot's fetch and analysis hide it; returns at once."""
@@ -189,7 +198,8 @@ def start_svgs(charts: Mapping[str, dict[str, Any]]) -> Callable[[], dict[str, s
         _background = ProcessPoolExecutor(workers,
                                           mp_context=multiprocessing.get_context("spawn"))
         atexit.register(_background.shutdown)
-    # A process that sealed days (the demo) has warm sealing workers: no new ones start.
+    # A process that sealed days has warm sealing workers: no new ones start (the demo
+    # stops them before its build, `stop_sealing_workers`, to give their memory back).
     pool = _pool or _background
     assert pool is not None
     names = list(charts)
