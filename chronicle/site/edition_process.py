@@ -7,8 +7,9 @@ when run after it. mkdocs and jieba hold the GIL, so on a machine with a second 
 build runs in its own; what the two share crosses a pipe:
 
 - the store: the child reads it itself (its own `load_inputs`, from the compact table
-  and the verdicts cache the English build's process left); the parent holds the store's
-  lock for both, so no snapshot commits between the two reads;
+  and the verdicts cache; on a first build it may compute the verdicts the parent is
+  computing too, the same bytes); the parent holds the store's lock for both, so no
+  snapshot commits between the two reads;
 - the English charts' SVGs, which the child translates instead of drawing: the parent
   sends them once the English build has drawn them, and the child waits for them only
   when it writes its own (its post-build), so the wait is short or none;
@@ -36,6 +37,7 @@ from typing import Any
 
 from chronicle.config import RunConfig
 from chronicle.errors import ChronicleError
+from chronicle.render.i18n import edition_dir
 from chronicle.site.build_cache import Caches, cache_root
 from chronicle.site.editions import Editions
 
@@ -63,7 +65,6 @@ class EditionProcess:
     staging: Path
     process: Any  # multiprocessing's SpawnProcess
     conn: Connection
-    report: Report | None = None
     seconds: float = 0.0
     caches: dict[str, list[Any]] = field(default_factory=dict)
 
@@ -95,23 +96,23 @@ class EditionProcess:
 
     def finish(self, site_dir: Path) -> None:
         """Wait for the child; move its edition into `site_dir`, or raise its error."""
+        report: Report | None
         try:
-            self.report = self.conn.recv()
+            report = self.conn.recv()
         except (EOFError, OSError):
-            self.report = None
+            report = None
         self.process.join()
-        if self.report is None:
+        if report is None:
             raise ChronicleError(
                 f"the {self.code} edition's build process ended without a word (exit code "
                 f"{self.process.exitcode}); run `chronicle build` again, and if it fails "
                 "again, report it with the output above")
-        kind = self.report[0]
-        if kind == "error":
-            raise ChronicleError(str(self.report[1]))
-        if kind != "done":
-            raise RuntimeError(f"the {self.code} edition's build failed:\n{self.report[1]}")
-        _, self.seconds, self.caches = self.report
-        target = site_dir / self.code
+        if report[0] == "error":
+            raise ChronicleError(str(report[1]))
+        if report[0] != "done":
+            raise RuntimeError(f"the {self.code} edition's build failed:\n{report[1]}")
+        _, self.seconds, self.caches = report
+        target = site_dir / edition_dir(self.code)
         if target.exists():  # English pages under <lang>/: the edition replaces them,
             shutil.rmtree(target)  # as its own build would have emptied the folder
         shutil.move(str(self.staging), str(target))  # a rename on one file system
