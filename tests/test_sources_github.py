@@ -224,3 +224,23 @@ def test_importing_the_module_does_not_import_pygithub() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=Path(__file__).resolve().parent.parent, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(("status", "url", "secondary"), [
+    (403, "https://api.github.com/repos/o/r/issues/1", True),
+    (500, "http://127.0.0.1:40353/repos/o/r/pulls?page=403", False),
+    (502, "http://127.0.0.1:8000/repos/o/r/issues", False),
+])
+def test_retries_that_gave_up_are_told_by_the_status_not_the_url(status: int, url: str,
+                                                                 secondary: bool) -> None:
+    # A 500 from a server on port 40353 once read as a secondary rate limit (a 403).
+    from requests.exceptions import RetryError
+    from urllib3.exceptions import MaxRetryError, ResponseError
+
+    from chronicle.sources.github_failures import retry_message
+
+    reason = ResponseError(ResponseError.SPECIFIC_ERROR.format(status_code=status))
+    err = RetryError(MaxRetryError(None, url, reason))
+    said = retry_message(err, "pull requests of o/r", 1.0)
+    assert ("secondary rate limit" in said) is secondary
+    assert ("kept failing" in said) is not secondary

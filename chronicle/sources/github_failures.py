@@ -4,6 +4,7 @@ that says what GitHub answered, for which request, and what to do about it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -84,9 +85,16 @@ def github_message(err: Any, where: str, what: str, api_url: str) -> str:
     return f"GitHub answered {answer} while fetching {where}; {fix}"
 
 
+# urllib3's reason when a status it retries kept coming back (ResponseError.SPECIFIC_ERROR).
+_GAVE_UP = re.compile(r"too many (\d{3}) error responses")
+
+
 def retry_message(err: Any, where: str, wait: float) -> str:
     """Return the message of a request that kept failing after the retries."""
-    if "403" in str(err):
+    # The status urllib3 gave up on, not any "403" in the message: that names the URL,
+    # whose port or query can hold those digits.
+    gave_up = _GAVE_UP.search(str(err))
+    if gave_up is not None and gave_up.group(1) == "403":
         return (f"secondary rate limit persisted after {RETRIES} retries while fetching {where}; "
                 "GitHub throttles bursts of requests: wait an hour and run the snapshot again, "
                 f"or raise github.max_rate_limit_wait_seconds (now {wait:.0f} s)")
