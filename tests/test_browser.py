@@ -123,7 +123,9 @@ def test_chinese_search_finds_pages(served_editions: str, browser: Any, query: s
         tab.keyboard.press("End")
         results = tab.locator(".md-search-result__item a")
         results.first.wait_for(timeout=20_000)
-        links = [results.nth(i).get_attribute("href") or "" for i in range(results.count())]
+        # Read every link in one go: Material may render the list again meanwhile, and a
+        # count followed by one read per index waited 30 s for an item that had gone.
+        links = results.evaluate_all("els => els.map(e => e.getAttribute('href') || '')")
     finally:
         tab.context.close()
     assert any(page in link for link in links), links
