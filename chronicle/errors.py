@@ -53,3 +53,10 @@ class SiteCheckError(ChronicleError):
     """`chronicle check-site` found a problem in the built site."""
 
     exit_code = EXIT_FAILURE
+
+
+class BuildProcessError(ChronicleError):
+    """A process building part of the site ended before it finished (killed, out of
+    memory): not the user's error, and nothing was published."""
+
+    exit_code = EXIT_FAILURE

@@ -10,8 +10,8 @@ plugin instance and is reset by `on_config`; the build never touches the network
 from __future__ import annotations
 
 import logging
-import os
 import re
+from contextlib import ExitStack
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ from mkdocs.utils.templates import TemplateContext
 
 from chronicle.config import RunConfig, load_config
 from chronicle.errors import ChronicleError
+from chronicle.executor import Executor, environment
 from chronicle.render import fmt_date
 from chronicle.render.i18n import DEFAULT, gettext, use_language
 from chronicle.render.translate import translate_svg
@@ -54,6 +55,9 @@ from chronicle.site.pages import (
 from chronicle.site.statics import Drawing
 
 log = logging.getLogger("mkdocs.plugins.chronicle")
+# `chronicle build` hands each mkdocs build its command's executor on the mkdocs config
+# (site/build.py); a build run by mkdocs itself has the plugin make one of its own.
+EXECUTOR_ATTR = "_chronicle_executor"
 _OLD_QUOT, _OLD_APOS = "&\\#34;", "&\\#39;"
 DAY_PAGE = re.compile(r"^days/(\d{4}-\d{2}-\d{2})\.md$")
 _ENCLOSURE = re.compile(r'<enclosure url="([^"]+)" type="[^"]*" length=("None")')
@@ -84,6 +88,8 @@ class ChroniclePlugin(BasePlugin):
         self.pages: list[str] = []  # the pages this build wrote (dest_uri)
         self._chart_svgs: list[str] = []  # a translated edition's run-wide chart SVGs
         self._english_specs: dict[str, str | bytes] = {}  # ... and their English specs
+        self._executor: Executor | None = None  # the command's, or the build's own
+        self._scope = ExitStack()  # what one build sets up and its end undoes
 
     def use_edition(self, code: str, editions: Editions) -> None:
         """Build the `code` edition, sharing what `editions` holds with the other builds."""
@@ -113,6 +119,10 @@ class ChroniclePlugin(BasePlugin):
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
         """Set site_url, name, author and copyright from chronicle.yml; pin the build date."""
         run = load_run_config(config)
+        self._end_build()  # an earlier build of this instance that ended without a word
+        given = getattr(config, EXECUTOR_ATTR, None)
+        self._executor = given if isinstance(given, Executor) else \
+            self._scope.enter_context(Executor())
         if self.editions is not None and self.editions.inputs is not None \
                 and self.editions.inputs.config != run:
             self.editions.inputs = None  # another chronicle: read its own store
@@ -137,14 +147,27 @@ class ChroniclePlugin(BasePlugin):
             # The language switch: the edition's home until a page names its own twin.
             config.extra["alternate"] = alternates(self.languages, self.code)
         latest = self.inputs.latest
-        # Same store, same bytes: sitemap.xml.gz and the feeds' build dates use this.
-        os.environ.setdefault("SOURCE_DATE_EPOCH", str(int(latest.taken_at.timestamp()))
-                              if latest else "0")
+        # Same store, same bytes: mkdocs and the rss plugin read the build's date from
+        # SOURCE_DATE_EPOCH only (sitemap.xml.gz, pages' dates, the feeds' build dates), so
+        # it is set for this build alone and restored when it ends (`_end_build`).
+        self._scope.enter_context(environment(
+            SOURCE_DATE_EPOCH=str(int(latest.taken_at.timestamp())) if latest else "0"))
         rss = config.plugins.get("rss")
-        image = getattr(getattr(rss, "config", None), "image", None)
+        rss_config = getattr(rss, "config", None)
+        image = getattr(rss_config, "image", None)
         if rss is not None and image and not image.startswith(("http://", "https://")):
             rss.config.image = config.site_url + image.lstrip("/")
+        cache_dir = getattr(rss_config, "cache_dir", None)
+        if rss is not None and isinstance(cache_dir, str) and not Path(cache_dir).is_absolute():
+            # The rss plugin makes its cache folder relative to the working folder: the
+            # chronicle's, whatever folder the build is started from.
+            rss.config.cache_dir = str(run.root / cache_dir)
         return config
+
+    def _end_build(self) -> None:
+        """Undo what this build set up: its environment, its own executor."""
+        self._scope.close()
+        self._executor = None
 
     def language(self) -> Any:
         """Return the context rendering in this edition's language (with the chronicle's
@@ -159,7 +182,7 @@ class ChroniclePlugin(BasePlugin):
         svgs = caches.svgs if caches is not None else None
         if self.code == DEFAULT:
             generated = site_files(self.inputs)
-            self._drawing = Drawing(generated, svgs)
+            self._drawing = Drawing(generated, svgs, self._executor)
         else:
             # A translated edition renders its own day pages from the sealed JSON; the
             # sealed files and the published data stay at the root, once.
@@ -174,7 +197,7 @@ class ChroniclePlugin(BasePlugin):
             drawn = self.editions.svgs if self.editions is not None else {}
             sent = self.editions is not None and self.editions.awaited is not None
             self._drawing = (None if sent or set(self._chart_svgs) <= set(drawn)
-                             else Drawing(english, svgs))
+                             else Drawing(english, svgs, self._executor))
         for path, content in generated.items():
             old = files.get_file_from_path(path)
             if old is not None:
@@ -191,14 +214,19 @@ class ChroniclePlugin(BasePlugin):
     def _copy_statics(self, files: Files, *, config: MkDocsConfig) -> Files:
         """Start copying the static files while mkdocs converts Markdown (site/copier.py)."""
         self._stop_copy()  # an earlier build of this instance that failed
-        files, self._copy = copy_in_background(files)
+        files, self._copy = copy_in_background(files, self._executor)
         return files
 
     on_files = CombinedEvent(_generate, _copy_statics)
 
     def on_build_error(self, *, error: Exception) -> None:
-        """Stop the background copy of a build that failed."""
+        """Stop the background copy of a build that failed; end the build's scope."""
         self._stop_copy()
+        self._end_build()
+
+    def on_shutdown(self) -> None:
+        """End the build's scope (mkdocs serve: after its last build)."""
+        self._end_build()
 
     def _stop_copy(self) -> None:
         if self._copy is not None:
@@ -268,7 +296,8 @@ class ChroniclePlugin(BasePlugin):
                   if p[: -len(".vl.json")] + ".svg" not in english}
         if unsent:  # the English build sent no SVG of these: draw them here
             caches = self.editions.caches if self.editions is not None else None
-            english = {**english, **Drawing(unsent, caches.svgs if caches else None).svgs()}
+            english = {**english, **Drawing(unsent, caches.svgs if caches else None,
+                                            self._executor).svgs()}
         with self.language():
             for path in self._chart_svgs:
                 if path in english:
@@ -292,6 +321,7 @@ class ChroniclePlugin(BasePlugin):
             for path, text in folder_sitemaps(self.pages, self.languages, self.run,
                                               self.code).items():
                 (Path(config.site_dir) / path).write_text(text, encoding="utf-8")
+        self._end_build()
 
 
 def use_theme_overrides(config: MkDocsConfig) -> None:

@@ -17,6 +17,7 @@ from chronicle.analysis.day_model import DaySummary
 from chronicle.analysis.days import summarize_day
 from chronicle.analysis.verdicts import day1_sha256, watch_day
 from chronicle.config import RunConfig
+from chronicle.executor import Executor
 from chronicle.render.day import render_day_files
 from chronicle.render.day_charts import day_charts
 from chronicle.render.i18n import DEFAULT, use_language
@@ -52,17 +53,20 @@ def sealed_day_json(store: Store, day: date) -> dict[str, Any] | None:
     return read_json(path, "sealed day JSON") if path.is_file() else None
 
 
-def seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
+def seal_days(inputs: SealInputs, executor: Executor | None = None
+              ) -> dict[str, dict[str, bytes]]:
     """Return {day: {path under docs/: bytes}} of every day this snapshot seals.
 
     Always in English, the record's language, whatever language a caller renders in: a
-    translation is rendered from these files at build time and never changes them.
+    translation is rendered from these files at build time and never changes them. The
+    charts are drawn by the `executor`'s render workers (in this process without one):
+    the same bytes either way.
     """
     with use_language(DEFAULT):
-        return _seal_days(inputs)
+        return _seal_days(inputs, executor)
 
 
-def _seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
+def _seal_days(inputs: SealInputs, executor: Executor | None) -> dict[str, dict[str, bytes]]:
     config, store = inputs.config, inputs.store
     sealed: dict[str, dict[str, bytes]] = {}
     previous: Mapping[str, Any] | None = None
@@ -73,7 +77,7 @@ def _seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
         day, seen = plan.day, inputs.evidence(plan.figures_as_of)
         # The charts draw in worker processes while the figures and verdicts are computed.
         charts = day_charts(day, seen.series, seen.failures, config, changes)
-        drawn = start_statics(charts, png=FEED_IMAGES)
+        drawn = start_statics(charts, FEED_IMAGES, executor)
         if previous is None or previous["date"] != (day - timedelta(days=1)).isoformat():
             previous = sealed_day_json(store, day - timedelta(days=1))
         summary = summarize_day(

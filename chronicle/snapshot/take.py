@@ -18,6 +18,7 @@ import pyarrow as pa
 from chronicle.analysis.incidents import detect_failures
 from chronicle.analysis.series import build_series
 from chronicle.config import RunConfig
+from chronicle.executor import Executor
 from chronicle.models import FailureRecord, Fetched, MetricRow, SourceStatus, Thread
 from chronicle.render.svg import warm_up
 from chronicle.snapshot.changes import known_changes, pending_snapshot
@@ -60,8 +61,16 @@ def take_snapshot(
     store: Store | None = None,
     backfilled: bool = False,
     now: datetime | None = None,
+    executor: Executor | None = None,
 ) -> SnapshotResult:
-    """Append one snapshot as of `as_of` and seal every day whose data is complete."""
+    """Append one snapshot as of `as_of` and seal every day whose data is complete.
+
+    `executor`: the command's, whose render workers draw the sealed days' charts; without
+    one, a snapshot has its own for this call (closed before it returns).
+    """
+    if executor is None:
+        with Executor() as own:
+            return take_snapshot(config, as_of, fetcher, store, backfilled, now, own)
     # Bad input stops us before the store is even locked.
     check_scaffold_values(config)
     manual = load_failures_file(config)
@@ -70,16 +79,17 @@ def take_snapshot(
     with locked(store, "snapshot") as recovered:
         store.refresh()
         result = _take(config, store, as_of, manual, fetcher, backfilled,
-                       now or datetime.now(UTC))
+                       now or datetime.now(UTC), executor)
     return replace(result, recovered=tuple(recovered))
 
 
 def _take(config: RunConfig, store: Store, as_of: datetime, manual: list[FailureRecord],
-          fetcher: Fetcher | None, backfilled: bool, now: datetime) -> SnapshotResult:
+          fetcher: Fetcher | None, backfilled: bool, now: datetime,
+          executor: Executor) -> SnapshotResult:
     # Load inputs.
     check_as_of(config, store, as_of, now)
     if some_day_closed(config, store, as_of):
-        warm_up()  # the chart renderers start while the sources are fetched
+        warm_up(executor)  # the chart renderers start while the sources are fetched
     if fetcher is None:
         fetcher = fetch_simulated_source if config.source == "simulated" else fetch_live
     fetched = fetcher(config, store, as_of)
@@ -114,7 +124,8 @@ def _take(config: RunConfig, store: Store, as_of: datetime, manual: list[Failure
                           (as_of, Evidence(series, failures, history)))
     sealed = seal_days(SealInputs(
         config, store, as_of, sid, plan.ready, evidence, backfilled, context=context,
-        corrections=tuple(store.pending_corrections() + corrections), changes=known))
+        corrections=tuple(store.pending_corrections() + corrections), changes=known),
+        executor)
     extra: dict[str, Any] = {"backfilled": backfilled} if backfilled else {}
     if corrections:
         extra["corrections"] = corrections
