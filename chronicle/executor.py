@@ -163,8 +163,12 @@ class RenderPool:
             else:
                 future.set_exception(RuntimeError(f"{worker.name} failed:\n{value}"))
 
-    def close(self) -> None:
-        """Let the workers finish the jobs sent, then end them."""
+    def close(self, abort: bool = False) -> None:
+        """Let the workers finish the jobs sent, then end them (`abort`: end them now,
+        the jobs' futures raise ChildGone)."""
+        if abort:
+            for worker in self._workers:
+                worker.stop()
         for _ in self._threads:
             self._jobs.put(None)
         for thread in self._threads:
@@ -198,8 +202,9 @@ class Executor:
     def __enter__(self) -> Executor:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        # A command that fails (or is interrupted) waits for no render to finish.
+        self.close(abort=kind is not None)
 
     def uses(self, speedup: str) -> bool:
         """Return whether the command runs `speedup` (one of SPEEDUPS) beside its work:
@@ -243,19 +248,22 @@ class Executor:
         (None for a size below 1)."""
         self._check_open()
         if self._pool is None and size >= 1:
-            self._pool = RenderPool(self, size)
+            try:
+                self._pool = RenderPool(self, size)
+            except OSError:
+                return None  # no process to be had: the caller draws in its own
         return self._pool
 
     def running_pool(self) -> RenderPool | None:
         """Return the render workers if they run, else None."""
         return self._pool
 
-    def stop_render_workers(self) -> None:
+    def stop_render_workers(self, abort: bool = False) -> None:
         """End the render workers (each holds vl-convert's JavaScript runtime, ~190 MB)
         once the command draws no more with them; a later drawing starts its own."""
         if self._pool is not None:
             pool, self._pool = self._pool, None
-            pool.close()
+            pool.close(abort)
 
     # Folders.
 
@@ -268,13 +276,14 @@ class Executor:
         """Call `fn` on close (after what was registered after it, like an ExitStack)."""
         self._stack.callback(fn)
 
-    def close(self) -> None:
-        """End every process this executor started and remove its folders."""
+    def close(self, abort: bool = False) -> None:
+        """End every process this executor started and remove its folders (`abort`: do
+        not let the render workers finish what they were sent)."""
         if self._closed:
             return
         self._closed = True
         try:
-            self.stop_render_workers()
+            self.stop_render_workers(abort)
         finally:
             self._stack.close()
 
@@ -345,6 +354,9 @@ def _watch(parent: int) -> None:
 
 def _child_main(argv: list[str]) -> None:
     fd, parent, kernel_signal = int(argv[0]), int(argv[1]), argv[2] == "1"
+    # Ctrl-C reaches the terminal's whole process group: the parent decides what stops
+    # (closing its executor ends this process), so a child prints no traceback of its own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_parent(parent, kernel_signal)
     conn = Connection(fd)
     try:

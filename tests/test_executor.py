@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from chronicle import draw
 from chronicle.config import load_config
-from chronicle.executor import SPEEDUPS, Executor, environment
+from chronicle.executor import SPEEDUPS, ChildGone, Executor, environment
 from chronicle.snapshot.take import take_snapshot
 from chronicle.store import Store
 from tests.support.commands import cli, cli_process, night
@@ -74,6 +75,19 @@ def test_closing_the_executor_ends_its_processes_and_folders(tmp_path: Path) -> 
     assert not folder.exists()
     with pytest.raises(RuntimeError, match="closed"):
         executor.render_pool(1)
+
+
+def test_a_command_that_fails_ends_its_workers_without_waiting_for_their_jobs() -> None:
+    before = {p.pid for p in children()}
+    spec = {"mark": "point", "data": {"values": [{"x": 1}]},
+            "encoding": {"x": {"field": "x", "type": "quantitative"}}}
+    with pytest.raises(ValueError, match="the command failed"), Executor(cores=2) as executor:
+        pool = executor.render_pool(2)
+        assert pool is not None
+        futures = [pool.submit(draw.svg, {**spec, "width": 100 + i}, None) for i in range(40)]
+        raise ValueError("the command failed")
+    assert {p.pid for p in children()} == before
+    assert any(isinstance(f.exception(), ChildGone) for f in futures)  # not all were drawn
 
 
 def test_speedups_are_named_and_need_two_cores() -> None:

@@ -15,6 +15,7 @@ the edition's process) belongs to the command's executor (chronicle/executor.py)
 from __future__ import annotations
 
 import logging
+import shutil
 import time
 from pathlib import Path
 
@@ -99,27 +100,12 @@ def build_site(config: RunConfig, site_dir: Path | None = None,
                 f"{staging.parent}: cannot make the folder the site is built in before it "
                 f"replaces {site_dir} ({err.strerror or err}); pass --site-dir a folder "
                 "whose parent you can write") from err
-        english, *others = config.site.languages
-        use_beside = executor.uses("beside") if beside is None else beside
-        children = _start_editions(executor, config, mkdocs_yml, others, use_beside, site_dir)
-        took = seconds if seconds is not None else {}
         try:
-            # English first: it empties its folder.
-            for code in [english, *[c for c in others if c not in children]]:
-                started = time.perf_counter()
-                mkdocs_build(config, mkdocs_yml, staging / edition_dir(code), code, editions,
-                             executor)
-                took[code] = time.perf_counter() - started
-                if code == english:
-                    for child in children.values():
-                        child.send_svgs(editions.svgs)
-            for code, child in children.items():
-                child.finish(staging)
-                child.merge_caches(caches)
-                took[code] = child.seconds
-        finally:
-            for child in children.values():
-                child.stop()
+            _build_editions(config, mkdocs_yml, staging, site_dir, editions, caches, beside,
+                            seconds if seconds is not None else {}, executor)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)  # now, not when the command ends
+            raise
         # Every edition is complete: the site is replaced whole, at once.
         publish(staging, site_dir)
         caches.prune()  # only after every edition: they share the folders
@@ -127,6 +113,33 @@ def build_site(config: RunConfig, site_dir: Path | None = None,
         for kind, cache in caches.each().items():
             cached.update({f"{kind} reused": cache.reused, f"{kind} made": cache.missed})
     return site_dir
+
+
+def _build_editions(config: RunConfig, mkdocs_yml: Path, staging: Path, site_dir: Path,
+                    editions: Editions, caches: Caches, beside: bool | None,
+                    took: dict[str, float], executor: Executor) -> None:
+    """Build every edition of `config.site.languages` into `staging`; raise on the first
+    that fails (the others are stopped)."""
+    english, *others = config.site.languages
+    use_beside = executor.uses("beside") if beside is None else beside
+    children = _start_editions(executor, config, mkdocs_yml, others, use_beside, site_dir)
+    try:
+        # English first: it empties its folder.
+        for code in [english, *[c for c in others if c not in children]]:
+            started = time.perf_counter()
+            mkdocs_build(config, mkdocs_yml, staging / edition_dir(code), code, editions,
+                         executor)
+            took[code] = time.perf_counter() - started
+            if code == english:
+                for child in children.values():
+                    child.send_svgs(editions.svgs)
+        for code, child in children.items():
+            child.finish(staging)
+            child.merge_caches(caches)
+            took[code] = child.seconds
+    finally:
+        for child in children.values():
+            child.stop()
 
 
 def _start_editions(executor: Executor, config: RunConfig, mkdocs_yml: Path,
