@@ -296,8 +296,16 @@ class Executor:
 def environment(**values: str) -> Iterator[None]:
     """Set environment variables for the duration of a block, then restore them (for
     libraries that read only the environment, e.g. mkdocs's SOURCE_DATE_EPOCH)."""
-    old = {name: os.environ.get(name) for name in values}
-    os.environ.update(values)
+    with preserved(*values):
+        os.environ.update(values)
+        yield
+
+
+@contextlib.contextmanager
+def preserved(*names: str) -> Iterator[None]:
+    """Restore the environment variables `names` as they were when the block began,
+    whatever the block (or a library it calls) set them to."""
+    old = {name: os.environ.get(name) for name in names}
     try:
         yield
     finally:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from chronicle.config import RunConfig
 from chronicle.errors import ChronicleError
-from chronicle.executor import Executor
+from chronicle.executor import Executor, preserved
 from chronicle.render.i18n import edition_dir
 from chronicle.site.build_cache import Caches
 from chronicle.site.edition_process import EditionProcess
@@ -190,11 +190,14 @@ def mkdocs_build(config: RunConfig, mkdocs_yml: Path, site_dir: Path, code: str,
                 "builds translated editions; add `- chronicle` under `plugins:` (this "
                 "mkdocs.yml predates it), or set `site.languages: [en]`")
         # The mkdocs CLI fires these around a build; plugins (rss) set up state in them.
-        cfg.plugins.on_startup(command="build", dirty=False)
-        try:
-            build(cfg)
-        finally:
-            cfg.plugins.on_shutdown()
+        # The plugin sets SOURCE_DATE_EPOCH for the build and restores it when the build
+        # ends; an old chronicle's hooks hear no build error, so it is restored here too.
+        with preserved("SOURCE_DATE_EPOCH"):
+            cfg.plugins.on_startup(command="build", dirty=False)
+            try:
+                build(cfg)
+            finally:
+                cfg.plugins.on_shutdown()
     except (Abort, ConfigurationError, PluginError) as err:
         warned = collect.messages
         listed = "".join(f"\n  - {m}" for m in warned[:_MAX_WARNINGS])
