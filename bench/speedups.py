@@ -14,7 +14,13 @@ be at least 1.10. Rows, each command in its own process, alternating on and off:
   computed): the whole demo (DAYS nights, then its build);
 - warm-up (the sealing workers started while the sources are fetched): the nightly.
 
-    python -m bench.speedups [DAYS] [--only NAME ...] [--rounds N]
+    python -m bench.speedups [DAYS] [--only NAME ...] [--rounds N] [--wait-load L]
+
+Both commands of a round share the machine's moment, so each round's own ratio is shown,
+with the machine's load (1-minute average, /proc/loadavg) when the round began: on a
+machine shared with other work the parallel speed-ups have no free core to use, and the
+rounds say so. `--wait-load L` waits (up to 15 minutes) before each round until that load
+is at most L.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import shutil
 import statistics
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -33,6 +40,21 @@ from pathlib import Path
 from bench.__main__ import LAST_NIGHT, ROUNDS, english_only, partial_demo, python, run
 
 THRESHOLD = 1.10  # off / on: a speed-up must save at least 10% of its row
+MAX_WAIT = 15 * 60  # seconds `--wait-load` waits for a quiet machine before a round
+
+
+def load() -> float:
+    """Return the machine's 1-minute load average."""
+    return float(Path("/proc/loadavg").read_text().split()[0]) if Path(
+        "/proc/loadavg").is_file() else os.getloadavg()[0]
+
+
+def wait_for_load(limit: float | None) -> float:
+    """Wait until the load is at most `limit` (or MAX_WAIT has passed); return it."""
+    deadline = time.monotonic() + MAX_WAIT
+    while limit is not None and load() > limit and time.monotonic() < deadline:
+        time.sleep(5)
+    return load()
 
 
 def _one(kind: str, folder: str, without: str, extra: str = "") -> list[str]:
@@ -77,6 +99,7 @@ class Measured:
     row: str
     on: list[float] = field(default_factory=list)
     off: list[float] = field(default_factory=list)
+    loads: list[float] = field(default_factory=list)  # the load when each round began
 
     @property
     def gain(self) -> float:
@@ -86,15 +109,18 @@ class Measured:
     def line(self) -> str:
         verdict = "keep" if self.gain >= THRESHOLD else "drop"
         rounds = " ".join(f"{b / a:.2f}" for a, b in zip(self.on, self.off, strict=True))
+        loads = f"; load {' '.join(f'{x:.1f}' for x in self.loads)}" if self.loads else ""
         return (f"{self.speedup:<16} {self.row:<34} on {statistics.median(self.on):6.1f} s  "
                 f"off {statistics.median(self.off):6.1f} s  off/on {self.gain:4.2f}  "
-                f"{verdict}  (rounds: {rounds})")
+                f"{verdict}  (rounds: {rounds}{loads})")
 
 
-def _alternate(measured: Measured, rounds: int, timed: Callable[[str], float]) -> Measured:
+def _alternate(measured: Measured, rounds: int, timed: Callable[[str], float],
+               wait_load: float | None = None) -> Measured:
     """Time the row with the speed-up on, then off, `rounds` times (on first in odd
     rounds, off first in even ones, so neither always follows the other)."""
     for i in range(rounds):
+        measured.loads.append(wait_for_load(wait_load))
         order = ("", measured.speedup) if i % 2 == 0 else (measured.speedup, "")
         for without in order:
             seconds = timed(without)
@@ -107,6 +133,9 @@ def main(argv: list[str]) -> None:
     parser.add_argument("days", nargs="?", type=int, default=100)
     parser.add_argument("--only", nargs="*", default=None)
     parser.add_argument("--rounds", type=int, default=ROUNDS)
+    parser.add_argument("--wait-load", type=float, default=None)
+    parser.add_argument("--work", type=Path, default=None,
+                        help="prepare the chronicles here and reuse them in a later run")
     args = parser.parse_args(argv)
     from chronicle.demo import DEMO_START
     from chronicle.executor import SPEEDUPS
@@ -116,16 +145,19 @@ def main(argv: list[str]) -> None:
     print(f"chronicle speed-ups: {days}-day simulated demo, {os.cpu_count()} cores, "
           f"{rounds} rounds each on and off; kept where off/on >= {THRESHOLD:.2f}")
     with tempfile.TemporaryDirectory() as tmp_name:
-        tmp = Path(tmp_name)
-        demo = tmp / "demo"
-        run(python("from pathlib import Path; from chronicle.demo import run_demo;"
-                   f"run_demo(Path({str(demo)!r}), {days}, echo=lambda s: None)"))
-        en_only = english_only(demo, tmp / "demo-en")
-        run(_one("build", str(en_only), ""))  # its .cache, warm
-        partial_demo(tmp / "night-full", days)
-        english_only(tmp / "night-full", tmp / "night-base")
-        run(_one("build", str(tmp / "night-base"), ""))
-        shutil.rmtree(tmp / "night-base" / "site")
+        tmp = args.work or Path(tmp_name)
+        demo, en_only = tmp / "demo", tmp / "demo-en"
+        if not (tmp / "night-base" / "chronicle.yml").is_file():
+            if args.work:  # a run that stopped half-way through preparing it
+                shutil.rmtree(tmp, ignore_errors=True)
+            run(python("from pathlib import Path; from chronicle.demo import run_demo;"
+                       f"run_demo(Path({str(demo)!r}), {days}, echo=lambda s: None)"))
+            english_only(demo, en_only)
+            run(_one("build", str(en_only), ""))  # its .cache, warm
+            partial_demo(tmp / "night-full", days)
+            english_only(tmp / "night-full", tmp / "night-base")
+            run(_one("build", str(tmp / "night-base"), ""))
+            shutil.rmtree(tmp / "night-base" / "site")
         last = LAST_NIGHT.format(start=(DEMO_START + timedelta(days=days)).isoformat())
 
         def build(folder: Path) -> Callable[[str], float]:
@@ -153,7 +185,8 @@ def main(argv: list[str]) -> None:
         }
         for speedup in wanted:
             label, timed = rows[speedup]
-            print(_alternate(Measured(speedup, label), rounds, timed).line(), flush=True)
+            print(_alternate(Measured(speedup, label), rounds, timed, args.wait_load).line(),
+                  flush=True)
 
 
 if __name__ == "__main__":
