@@ -19,7 +19,14 @@ import click
 
 from chronicle import __version__
 from chronicle.config import load_config
-from chronicle.errors import EXIT_DEGRADED, ChronicleError, SiteCheckError, VerifyError
+from chronicle.config.checks import FIRST_DAY, LAST_DAY
+from chronicle.errors import (
+    EXIT_DEGRADED,
+    ChronicleError,
+    SiteCheckError,
+    VerifyError,
+    disk_error,
+)
 from chronicle.models import iso
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -34,15 +41,20 @@ DIR_OPTION = click.option(
 
 
 def _clean_errors(func: F) -> F:
-    """Turn ChronicleError into a message on stderr and its exit code, never a traceback."""
+    """Turn ChronicleError into a message on stderr and its exit code, never a traceback;
+    so is a write the disk refuses (full, read-only, no permission), naming the file."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
         except ChronicleError as err:
-            click.secho(f"error: {err}", fg="red", err=True)
-            sys.exit(err.exit_code)
+            _fail(err)
+        except OSError as err:
+            refused = disk_error(err, *_disk_context(func.__name__, kwargs))
+            if refused is None:
+                raise
+            _fail(refused)
         except KeyboardInterrupt:
             click.echo(
                 "interrupted; the store is unchanged unless a snapshot was reported", err=True
@@ -52,6 +64,28 @@ def _clean_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def _fail(err: ChronicleError) -> None:
+    click.secho(f"error: {err}", fg="red", err=True)
+    sys.exit(err.exit_code)
+
+
+def _disk_context(command: str, kwargs: dict[str, Any]) -> tuple[Path, str]:
+    """Return where `command` writes (named when the disk refused a write without naming
+    the file) and what was left written."""
+    root = Path(kwargs.get("root") or kwargs.get("out") or kwargs.get("target") or ".")
+    if command == "snapshot":
+        # store/write.py writes a snapshot into a temporary folder, removed on failure.
+        return root / "docs" / "data", "no snapshot was written (the store is as it was)"
+    if command in ("build", "serve"):
+        site = kwargs.get("site_dir") or root / "site"
+        return Path(site), "the store is unchanged; the site was not completed"
+    if command == "demo":
+        return root, "the nights snapshotted so far are kept (each one whole)"
+    if command == "init":
+        return root, "the scaffold is incomplete: delete the folder"
+    return root, "nothing was changed"
+
+
 def parse_as_of(value: str | None) -> datetime:
     """Parse --as-of (ISO 8601; naive means UTC) or return now."""
     if value is None:
@@ -59,13 +93,20 @@ def parse_as_of(value: str | None) -> datetime:
     text = value.strip().replace("Z", "+00:00")
     try:
         when = datetime.fromisoformat(text)
+        when = when if when.tzinfo else when.replace(tzinfo=UTC)
+        when = when.astimezone(UTC).replace(microsecond=0)
     except ValueError as err:
         raise click.BadParameter(
             f"{value!r} is not an ISO 8601 time; use e.g. 2026-09-30T03:17:00Z",
             param_hint="--as-of",
         ) from err
-    when = when if when.tzinfo else when.replace(tzinfo=UTC)
-    return when.astimezone(UTC).replace(microsecond=0)
+    except OverflowError:  # year 1 east of UTC, or year 9999 west of it
+        when = None
+    if when is None or not FIRST_DAY <= when.date() <= LAST_DAY:
+        raise click.BadParameter(
+            f"{value!r} is outside {FIRST_DAY.year} to {LAST_DAY.year}, the times a chronicle "
+            "records; pass a time of the run, e.g. 2026-09-30T03:17:00Z", param_hint="--as-of")
+    return when
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
