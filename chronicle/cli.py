@@ -252,14 +252,17 @@ def check_site(root: Path, site_dir: Path | None) -> None:
 @_clean_errors
 def verify(root: Path, against: str | None) -> None:
     """Check every manifest, the hash chain and every sealed page."""
-    from chronicle.store import Store, locked, verify_against, verify_store
+    from chronicle.store import Store, reading, verify_against, verify_store
 
     config = load_config(root)
     store = Store(config.docs_dir)
     head = _published_head(against) if against else None
-    with locked(store, "verify") as recovered:
-        for line in recovered:
+    # Read-only: a user who cannot write the chronicle verifies it too (store/lock.py).
+    with reading(store, "verify") as access:
+        for line in access.recovered:
             click.echo(f"finished an interrupted snapshot: {line}")
+        for note in access.notes:
+            click.secho(f"note: {note}", fg="yellow", err=True)
         problems = verify_store(store)
         if head is not None:
             problems += verify_against(store, head)

@@ -10,14 +10,14 @@ api/latest.json publish its manifest's sha256.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chronicle.errors import ChronicleError
+from chronicle.errors import ChronicleError, StoreError
 from chronicle.models import parse_time
+from chronicle.nofollow import links_under
 from chronicle.store.hashing import sha256_bytes, sha256_file
 from chronicle.store.manifest import SHA256, SNAPSHOT_ID, manifest_problems, sealed_problems
 from chronicle.store.read import MANIFEST, MANIFEST_FORMAT, SnapshotInfo, Store, snapshot_id
@@ -114,6 +114,22 @@ def _unsealed(store: Store, sealed_paths: set[str]) -> list[Problem]:
     return out
 
 
+def refuse_unsealed(store: Store) -> None:
+    """Refuse (StoreError, exit 2) a store whose docs/days holds a file no manifest seals:
+    `build` would publish it as a sealed page (and a name that is not a date stopped it
+    with a traceback). `verify` lists each such file; this names the first."""
+    sealed = {rel for snap in store.snapshots() for files in snap.sealed.values()
+              for rel in files}
+    strays = _unsealed(store, sealed)
+    if strays:
+        more = f" ({len(strays) - 1} more day(s): `chronicle verify` lists them)" \
+            if len(strays) > 1 else ""
+        raise StoreError(
+            f"{store.docs.parent / strays[0].path}: not sealed by any snapshot manifest{more}; "
+            "docs/days holds sealed pages only (a file added by hand, or copied from another "
+            "chronicle): remove it, or restore docs/ from git, then build again")
+
+
 def parse_head(data: bytes, source: str) -> Head:
     """Return the chain head published in `data`: an api/latest.json, or a MANIFEST.json."""
     try:
@@ -183,13 +199,11 @@ def _check_layout(store: Store) -> list[Problem]:
                 out.append(Problem(_rel(store, child), "not a snapshot folder (named like "
                                    "2026-09-30T031700Z): remove it from docs/data"))
     for top in (store.data, store.days):
-        for dirpath, dirnames, filenames in os.walk(top) if top.is_dir() else ():
-            for name in sorted(dirnames + filenames):
-                path = Path(dirpath) / name
-                if path.is_symlink():
-                    out.append(Problem(_rel(store, path), "a symlink: the store holds regular "
-                                       "files only (a link can point anywhere): replace it "
-                                       "with the file from git"))
+        for path, what in links_under(top) if top.is_dir() else ():
+            what = "a symlink" if what == "a symbolic link" else what
+            out.append(Problem(_rel(store, path), f"{what}: the store holds regular files "
+                               "only (a link can point anywhere, a FIFO never ends): "
+                               "replace it with the file from git"))
     return out
 
 
