@@ -283,27 +283,27 @@ def verify(root: Path, against: str | None) -> None:
 
 
 def _published_head(against: str) -> Any:
-    """Return the chain head named by --against: a sha256, a file, a folder or a URL."""
+    """Return the chain head named by --against: a sha256, a file, a folder or a URL
+    (read bounded in time and size, and checked: sources/published.py, store/verify.py)."""
     import re
 
     from chronicle.clean import safe_url
+    from chronicle.sources.published import fetch_published, read_published_file
     from chronicle.store import Head, parse_head
 
     text = against.strip()
     if re.fullmatch(r"[0-9a-fA-F]{64}", text):
         return Head(None, text.lower(), "the given sha256")
     if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://", text):
-        from chronicle.sources.published import fetch_published
-
         return parse_head(fetch_published(text), safe_url(text))
     path = Path(text)
     if path.is_dir():
         path = path / "api" / "latest.json"
-    if not path.is_file():
+    if not path.exists():
         raise click.BadParameter(
             f"{against!r} is not a URL, a file, a site folder or a sha256 (64 hex digits)",
             param_hint="--against")
-    return parse_head(path.read_bytes(), str(path))
+    return parse_head(read_published_file(path), str(path))
 
 
 @main.command()

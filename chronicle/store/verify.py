@@ -131,24 +131,44 @@ def refuse_unsealed(store: Store) -> None:
 
 
 def parse_head(data: bytes, source: str) -> Head:
-    """Return the chain head published in `data`: an api/latest.json, or a MANIFEST.json."""
+    """Return the chain head published in `data`: an api/latest.json, or a MANIFEST.json.
+
+    What was read is checked before anything uses it: a snapshot id names a snapshot
+    folder (never a path such as `/etc` or `../x`), a sha256 is 64 hex digits.
+    """
+    fix = "pass a chronicle's api/latest.json, a MANIFEST.json, or the head's sha256"
     try:
         doc = json.loads(data)
     except ValueError as err:
-        raise ChronicleError(f"{source}: not JSON ({err}); pass a chronicle's api/latest.json, "
-                             "a MANIFEST.json, or the head's sha256") from None
+        raise ChronicleError(f"{source}: not JSON ({err}); {fix}") from None
+    except RecursionError:
+        raise ChronicleError(f"{source}: not JSON a chronicle writes (nested too deeply to "
+                             f"read); {fix}") from None
     if isinstance(doc, Mapping) and isinstance(doc.get("head"), Mapping):
         head = doc["head"]
         sid, sha = head.get("snapshot"), head.get("sha256")
-        if isinstance(sid, str) and isinstance(sha, str) and SHA256.match(sha):
-            return Head(sid, sha, source)
+        if not (isinstance(sid, str) and SNAPSHOT_ID.match(sid)):
+            raise ChronicleError(f"{source}: head.snapshot is {_shown(sid)}, not a snapshot "
+                                 f"id (like 2026-09-30T031700Z); {fix}")
+        if not (isinstance(sha, str) and SHA256.match(sha)):
+            raise ChronicleError(f"{source}: head.sha256 is {_shown(sha)}, not a sha256 (64 "
+                                 f"hex digits); {fix}")
+        return Head(sid, sha.lower(), source)
     if isinstance(doc, Mapping) and doc.get("format") == MANIFEST_FORMAT:
-        return Head(str(doc.get("snapshot")), sha256_bytes(data), source)
+        problems = manifest_problems(doc)
+        if problems:
+            raise ChronicleError(f"{source}: a malformed manifest ({problems[0]}); {fix}")
+        return Head(str(doc["snapshot"]), sha256_bytes(data), source)
     older = isinstance(doc, Mapping) and "snapshot" in doc and "head" not in doc
     raise ChronicleError(f"{source}: holds no chain head" + (
         " (a site built by an older chronicle publishes none: use the sha256 of the "
-        "newest MANIFEST.json it serves)" if older else
-        "; pass a chronicle's api/latest.json, a MANIFEST.json, or the head's sha256"))
+        "newest MANIFEST.json it serves)" if older else f"; {fix}"))
+
+
+def _shown(value: Any) -> str:
+    """Return a value read from outside, cut short and printable, for a message."""
+    text = json.dumps(value, ensure_ascii=True)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def verify_against(store: Store, head: Head) -> list[Problem]:
