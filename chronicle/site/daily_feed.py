@@ -97,6 +97,14 @@ def _fill_rss(text: str, items: Mapping[str, str]) -> str:
 
 
 def _fill_json(doc: dict[str, Any], items: Mapping[str, str]) -> dict[str, Any]:
+    # JSON Feed's title, description and author names are plain text; the rss plugin
+    # wrote the config's, which are HTML-escaped text for the pages (site/plugin.py).
+    for key in ("title", "description"):
+        if isinstance(doc.get(key), str):
+            doc[key] = html.unescape(doc[key])
+    for author in doc.get("authors") or []:
+        if isinstance(author, dict) and isinstance(author.get("name"), str):
+            author["name"] = html.unescape(author["name"])
     for item in doc.get("items") or []:
         body = items.get(str(item.get("id") or ""))
         if body is not None:

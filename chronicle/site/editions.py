@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+from markupsafe import escape
 from mkdocs.config.defaults import MkDocsConfig
 from pymdownx.slugs import slugify
 
@@ -99,9 +100,9 @@ def localize_config(config: MkDocsConfig, run: RunConfig, code: str) -> None:
     """Turn the English mkdocs config into the config of the `code` edition (in place)."""
     config.theme["language"] = code
     config.site_url = edition_url(run, code)
-    config.site_description = gettext(
+    config.site_description = escape(gettext(
         "A dated, citable chronicle of the training run {run}: one page per day."
-    ).format(run=run.run.name)
+    ).format(run=run.run.name))  # text, never markup (site/plugin.py on_config)
     # jieba (Material's Chinese segmentation) announces its dictionary on stderr.
     logging.getLogger("jieba").setLevel(logging.WARNING)
     search = next((p for name, p in config.plugins.items()
