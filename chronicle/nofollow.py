@@ -24,6 +24,7 @@ from pathlib import Path
 
 from chronicle.errors import ChronicleError
 
+CACHE_FOLDERS = (".cache", "chronicle")  # where a chronicle keeps its caches, under its folder
 _FILE_FLAGS = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -176,3 +177,29 @@ def links_under(top: Path) -> list[tuple[Path, str]]:
             if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
                 found.append((here / name, describe(mode)))
     return sorted(found)
+
+
+def check_cache_folders(root: Path) -> None:
+    """Refuse (NotAFile, exit 2) a link, FIFO or device where the chronicle at `root`
+    keeps its caches: `.cache`, `.cache/chronicle` and what is directly in either (a
+    planted `.cache/chronicle/threads -> ../../docs/days` once made a build prune every
+    sealed day file; `metrics` is read by every snapshot). Deeper entries are never
+    followed either (site/build_cache.py opens them with `folder`)."""
+    fix = ("Remove it (`rm` removes a link, not what it points at): a cache only saves "
+           "work, the next command makes it again")
+    path = root
+    for part in CACHE_FOLDERS:
+        path = path / part
+        try:
+            mode = os.stat(path, follow_symlinks=False).st_mode
+        except FileNotFoundError:
+            return
+        if stat.S_ISREG(mode):
+            return  # a cache that cannot be written: every entry a miss
+        if not stat.S_ISDIR(mode):
+            raise NotAFile(path, describe(mode), "a folder", fix)
+        for child in sorted(os.scandir(path), key=lambda entry: entry.name):
+            kind = child.stat(follow_symlinks=False).st_mode
+            # A regular file in a folder's place is only a cache that cannot be written.
+            if not (stat.S_ISDIR(kind) or stat.S_ISREG(kind)):
+                raise NotAFile(Path(child.path), describe(kind), "a folder", fix)

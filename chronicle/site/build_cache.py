@@ -27,7 +27,6 @@ import hashlib
 import json
 import os
 import platform
-import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from functools import cache
@@ -39,12 +38,11 @@ import chronicle
 from chronicle.atomic import write_atomic_at
 from chronicle.cachekey import cache_secret, sign, signed
 from chronicle.config import RunConfig
-from chronicle.nofollow import NotAFile, describe, folder, read_file
+from chronicle.nofollow import CACHE_FOLDERS, NotAFile, check_cache_folders, folder, read_file
 
 # Bump when an entry's layout changes: older entries are then ignored. 2: an HMAC under
 # the cache secret instead of a bare sha256, which anyone could recompute.
 FORMAT = 2
-CACHE_FOLDERS = (".cache", "chronicle")  # under the chronicle folder
 # Libraries whose output is part of an entry's bytes (templates, catalogs, comments'
 # Markdown and sanitizing, front matter, the analyses' arithmetic): a new version may
 # give other bytes, so it makes new keys.
@@ -57,31 +55,6 @@ Files = dict[str, str | bytes]
 def cache_root(root: Path) -> Path:
     """Return the folder of every cache of the chronicle at `root`."""
     return root.joinpath(*CACHE_FOLDERS)
-
-
-def check_cache_folders(root: Path) -> None:
-    """Refuse (NotAFile, exit 2) a link, FIFO or device where the chronicle at `root`
-    keeps its caches: `.cache`, `.cache/chronicle` and what is directly in either (a
-    planted `.cache/chronicle/threads -> ../../docs/days` once made a build prune every
-    sealed day file). Deeper entries are never followed either (BuildCache)."""
-    fix = ("Remove it (`rm` removes a link, not what it points at): a cache only saves "
-           "work, the build makes it again")
-    path = root
-    for part in CACHE_FOLDERS:
-        path = path / part
-        try:
-            mode = os.stat(path, follow_symlinks=False).st_mode
-        except FileNotFoundError:
-            return
-        if stat.S_ISREG(mode):
-            return  # a cache that cannot be written: every entry a miss
-        if not stat.S_ISDIR(mode):
-            raise NotAFile(path, describe(mode), "a folder", fix)
-        for child in sorted(os.scandir(path), key=lambda entry: entry.name):
-            kind = child.stat(follow_symlinks=False).st_mode
-            # A regular file in a folder's place is only a cache that cannot be written.
-            if not (stat.S_ISDIR(kind) or stat.S_ISREG(kind)):
-                raise NotAFile(Path(child.path), describe(kind), "a folder", fix)
 
 
 @cache

@@ -36,7 +36,13 @@ from typing import Any
 
 from chronicle.errors import ChronicleError
 from chronicle.models import iso
-from chronicle.nofollow import NotAFile, links_under, open_file, read_file
+from chronicle.nofollow import (
+    NotAFile,
+    check_cache_folders,
+    links_under,
+    open_file,
+    read_file,
+)
 from chronicle.store.read import DAYS_DIR, LOCK_FILE, MANIFEST, STAGED, TMP_PREFIX, Store
 from chronicle.store.write import finish_interrupted
 
@@ -133,6 +139,8 @@ def locked(store: Store, command: str) -> Iterator[list[str]]:
         raise
     with _exclusive(fd, path, key, command):
         _refuse_links(store)
+        # The compact metrics copy (store/compact.py) is read from .cache/chronicle.
+        check_cache_folders(store.docs.parent)
         yield finish_interrupted(store)
 
 
