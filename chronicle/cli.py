@@ -82,7 +82,7 @@ def _disk_context(command: str, kwargs: dict[str, Any]) -> tuple[Path, str]:
     if command == "demo":
         return root, "the nights snapshotted so far are kept (each one whole)"
     if command == "init":
-        return root, "the scaffold is incomplete: delete the folder"
+        return root, "the scaffold may be incomplete: delete what it wrote"
     return root, "nothing was changed"
 
 
