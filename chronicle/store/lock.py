@@ -131,8 +131,6 @@ def locked(store: Store, command: str) -> Iterator[list[str]]:
     _folder(store)
     try:
         fd = open_file(path, os.O_RDWR | os.O_CREAT)
-    except NotAFile:
-        raise
     except OSError as err:
         if err.errno in _NO_WRITE:
             raise _no_write(path, err, command) from None
@@ -162,8 +160,6 @@ def reading(store: Store, command: str) -> Iterator[Access]:
     _folder(store)
     try:
         fd = open_file(path, os.O_RDWR | os.O_CREAT)
-    except NotAFile:
-        raise
     except OSError as err:
         if err.errno not in _NO_WRITE:
             raise
@@ -212,8 +208,6 @@ def _shared(path: Path, key: Path, command: str, why: str) -> Iterator[list[str]
     yield the notes saying which."""
     try:
         fd: int | None = open_file(path, os.O_RDONLY)
-    except NotAFile:
-        raise
     except OSError as err:
         fd = None
         missing = isinstance(err, FileNotFoundError)
