@@ -8,21 +8,16 @@ path relative to docs/ and their sha256, so a reader can fetch and check them.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
-from pathlib import Path
 from typing import Any
-
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from chronicle.analysis.day_model import DERIVED, figure_at, figures
 from chronicle.analysis.series import day_bounds
 from chronicle.config import CONFIG_NAME, RunConfig
 from chronicle.models import FailureRecord, MetricRow, RunRecord
-from chronicle.store import Store, damaged, dump_json, parquet_bytes, sha256_bytes, sha256_file
+from chronicle.store import Store, dump_json, parquet_bytes, sha256_bytes, sha256_file
 
 PROVENANCE_SCHEMA = "chronicle-provenance/1"
 METHOD_PREFIX = "chronicle.days."
@@ -47,32 +42,6 @@ class MetricsFile:
     artifact: Artifact
     first: float
     last: float
-
-
-@functools.lru_cache(maxsize=4096)
-def _time_range(path: str, size: int) -> tuple[float, float] | None:
-    """Return (min, max) timestamp of a Parquet file from its footer statistics."""
-    try:
-        meta = pq.read_metadata(path)
-    except (OSError, pa.ArrowException) as err:
-        raise damaged(Path(path), "metrics file", err) from err
-    names = [meta.schema.column(i).name for i in range(meta.num_columns)]
-    if "timestamp" not in names or meta.num_rows == 0:
-        return None
-    col = names.index("timestamp")
-    lo, hi = float("inf"), float("-inf")
-    for g in range(meta.num_row_groups):
-        stats = meta.row_group(g).column(col).statistics
-        if stats is None or not stats.has_min_max:
-            return None
-        lo, hi = min(lo, float(stats.min)), max(hi, float(stats.max))
-    return lo, hi
-
-
-def metrics_file(docs: Path, rel: str, sha256: str, size: int) -> MetricsFile | None:
-    """Return a stored metrics.parquet with its row time range, or None if it has no rows."""
-    found = _time_range(str(docs / rel), size)
-    return MetricsFile(Artifact(rel, sha256, size), *found) if found else None
 
 
 def metrics_for(
@@ -135,11 +104,12 @@ class SealContext:
         self.metrics: list[MetricsFile] = []
         for snap in store.snapshots():
             meta = snap.files.get("metrics.parquet")
-            if meta:
-                rel = f"data/{snap.id}/metrics.parquet"
-                found = metrics_file(store.docs, rel, meta["sha256"], meta["size"])
-                if found:
-                    self.metrics.append(found)
+            # The row time range from the file's footer, read from bytes checked against
+            # its manifest (store/read.py), like every store file a seal reads.
+            found = store.metrics_range(snap) if meta else None
+            if meta and found:
+                self.metrics.append(MetricsFile(Artifact(
+                    f"data/{snap.id}/metrics.parquet", meta["sha256"], meta["size"]), *found))
         if new_rows:
             # Same bytes as the store will write (the sha256 is the manifest's).
             blob = parquet_bytes(list(new_rows))
@@ -179,7 +149,7 @@ class SealContext:
         prev = (day - timedelta(days=1)).isoformat()
         rel = f"days/{prev}.json"
         blob = sealed_now.get(prev, {}).get(rel)
-        if blob is None and (self.store.docs / rel).is_file():
-            blob = (self.store.docs / rel).read_bytes()
+        if blob is None:
+            blob = self.store.sealed_bytes(rel)  # checked against the manifest sealing it
         scopes["previous"] = [Artifact(rel, sha256_bytes(blob), len(blob))] if blob else []
         return scopes

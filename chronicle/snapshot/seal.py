@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from chronicle.analysis.changes import RunChanges
@@ -25,7 +25,7 @@ from chronicle.render.svg import start_statics
 from chronicle.snapshot.evidence import Evidence
 from chronicle.snapshot.plan import DaySeal
 from chronicle.snapshot.provenance import SealContext, day_provenance
-from chronicle.store import Store, read_json
+from chronicle.store import Store
 
 FEED_IMAGES = ("loss",)  # charts sealed with a PNG too: the feeds' image
 
@@ -44,12 +44,6 @@ class SealInputs:
     context: SealContext | None = None
     corrections: tuple[dict[str, Any], ...] = ()
     changes: RunChanges | None = None
-
-
-def sealed_day_json(store: Store, day: date) -> dict[str, Any] | None:
-    """Return the sealed JSON of `day`, or None if it was not sealed."""
-    path = store.days / f"{day.isoformat()}.json"
-    return read_json(path, "sealed day JSON") if path.is_file() else None
 
 
 def seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
@@ -75,13 +69,13 @@ def _seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
         charts = day_charts(day, seen.series, seen.failures, config, changes)
         drawn = start_statics(charts, png=FEED_IMAGES)
         if previous is None or previous["date"] != (day - timedelta(days=1)).isoformat():
-            previous = sealed_day_json(store, day - timedelta(days=1))
+            previous = store.sealed_day(day - timedelta(days=1))
         summary = summarize_day(
             day, seen.series, seen.failures, seen.threads, config, inputs.snapshot,
             inputs.as_of, previous=previous, backfilled=inputs.backfilled,
             changes=inputs.changes, as_of=plan.figures_as_of)
         if day1 is None and day != config.run.start:
-            day1 = sealed_day_json(store, config.run.start)
+            day1 = store.sealed_day(config.run.start)
         summary["summary"] = write_summary(summary)
         if plan.missing:
             _mark_missing(summary, plan, config)
