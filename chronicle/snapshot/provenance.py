@@ -17,10 +17,18 @@ from chronicle.analysis.day_model import DERIVED, figure_at, figures
 from chronicle.analysis.series import day_bounds
 from chronicle.config import CONFIG_NAME, RunConfig
 from chronicle.models import FailureRecord, MetricRow, RunRecord
-from chronicle.store import Store, dump_json, parquet_bytes, sha256_bytes, sha256_file
+from chronicle.store import SnapshotInfo, Store, dump_json, parquet_bytes, sha256_bytes, sha256_file
 
 PROVENANCE_SCHEMA = "chronicle-provenance/1"
 METHOD_PREFIX = "chronicle.days."
+# The version of how a day's files are made from its figures: the Markdown page, the
+# prose and verdict text, the chart specs and the JSON's layout. Recorded in each new
+# day's provenance ("page"); `verify --recompute` compares a day's bytes only when it
+# matches (and every figure's method does). Bump it with any change that makes the same
+# figures seal other bytes: tests/test_sealed_compat.py's golden list catches such a
+# change, and `python -m tests.support.goldens` refuses to rewrite that list until the
+# version is bumped.
+DAY_PAGE = "chronicle.day_page/1"
 
 
 @dataclass(frozen=True)
@@ -84,7 +92,7 @@ def day_provenance(
         }
         entry["method" if fig.kind == DERIVED else "read_by"] = METHOD_PREFIX + fig.method
         out[path] = entry
-    return {"schema": PROVENANCE_SCHEMA, "figures": out}
+    return {"schema": PROVENANCE_SCHEMA, "figures": out, "page": DAY_PAGE}
 
 
 def _input_name(name: str, raw_keys: Mapping[str, str]) -> str:
@@ -98,7 +106,10 @@ class SealContext:
 
     def __init__(self, config: RunConfig, store: Store, sid: str,
                  new_rows: Sequence[MetricRow] | None, failures: Sequence[FailureRecord],
-                 runs: Sequence[RunRecord] | None = None) -> None:
+                 runs: Sequence[RunRecord] | None = None,
+                 stored: SnapshotInfo | None = None) -> None:
+        """`stored`: the snapshot `sid` as stored (verify --recompute replays it): its
+        files' sha256s are its manifest's, not those of bytes made again."""
         self.store = store
         self.new_metrics: dict[str, Any] | None = None  # {sha256, size} of tonight's file
         self.metrics: list[MetricsFile] = []
@@ -110,19 +121,29 @@ class SealContext:
             if meta and found:
                 self.metrics.append(MetricsFile(Artifact(
                     f"data/{snap.id}/metrics.parquet", meta["sha256"], meta["size"]), *found))
-        if new_rows:
+        if stored is not None:
+            meta = stored.files.get("metrics.parquet")
+            self.new_metrics = dict(meta) if meta else None
+            found = store.metrics_range(stored) if meta else None
+            if meta and found:
+                self.metrics.append(MetricsFile(Artifact(
+                    f"data/{sid}/metrics.parquet", meta["sha256"], meta["size"]), *found))
+        elif new_rows:
             # Same bytes as the store will write (the sha256 is the manifest's).
             blob = parquet_bytes(list(new_rows))
             ts = [float(r["timestamp"]) for r in new_rows]
             self.metrics.append(MetricsFile(
                 Artifact(f"data/{sid}/metrics.parquet", sha256_bytes(blob), len(blob)),
                 min(ts), max(ts)))
-        if new_rows is not None:
+        if new_rows is not None and stored is None:
             blob = parquet_bytes(list(new_rows)) if not new_rows else blob
             self.new_metrics = {"sha256": sha256_bytes(blob), "size": len(blob)}
         # The run configs a sequence length is read from: tonight's, else the newest stored.
         self.runs: Artifact | None = None
-        if runs is not None:
+        if stored is not None and "runs.json" in stored.files:
+            meta = stored.files["runs.json"]
+            self.runs = Artifact(f"data/{sid}/runs.json", meta["sha256"], meta["size"])
+        elif runs is not None:
             rblob = dump_json([r.to_json() for r in runs])
             self.runs = Artifact(f"data/{sid}/runs.json", sha256_bytes(rblob), len(rblob))
         else:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from chronicle.analysis.changes import RunChanges
@@ -28,6 +28,9 @@ from chronicle.snapshot.provenance import SealContext, day_provenance
 from chronicle.store import Store
 
 FEED_IMAGES = ("loss",)  # charts sealed with a PNG too: the feeds' image
+# (day, its chart specs) -> a call returning (SVG per chart, PNG per chart in FEED_IMAGES).
+Drawn = Callable[[], tuple[dict[str, str], dict[str, bytes]]]
+Draw = Callable[[date, dict[str, dict[str, Any]]], Drawn]
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,9 @@ class SealInputs:
     context: SealContext | None = None
     corrections: tuple[dict[str, Any], ...] = ()
     changes: RunChanges | None = None
+    # Who draws a day's charts: None = the render workers (render/svg.py); `verify
+    # --recompute` hands in the sealed drawings instead (it compares specs, draws nothing).
+    draw: Draw | None = None
 
 
 def seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
@@ -67,7 +73,8 @@ def _seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
         day, seen = plan.day, inputs.evidence(plan.figures_as_of)
         # The charts draw in worker processes while the figures and verdicts are computed.
         charts = day_charts(day, seen.series, seen.failures, config, changes)
-        drawn = start_statics(charts, png=FEED_IMAGES)
+        drawn = (inputs.draw(day, charts) if inputs.draw is not None
+                 else start_statics(charts, png=FEED_IMAGES))
         if previous is None or previous["date"] != (day - timedelta(days=1)).isoformat():
             previous = store.sealed_day(day - timedelta(days=1))
         summary = summarize_day(
