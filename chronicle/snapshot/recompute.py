@@ -221,27 +221,30 @@ def _compare_day(store: Store, day: str, sealed: Mapping[str, Any],
     if not page_ok:
         why = ("chronicle.yml changed since it was sealed" if config_changed
                else "a figure's method changed" if len(comparable) != len(METHODS)
-               else f"page version {prov.get('page') or 'not recorded'} "
-                    f"(the code's is {DAY_PAGE})")
+               else "sealed before page versions were recorded" if not prov.get("page")
+               else f"page version {prov.get('page')}, the code's is {DAY_PAGE}")
         report.pages_skipped.setdefault(why, []).append(day)
     report.figures += len(comparable)
     reported: set[str] = set()
-    for path in _differences(sealed, now):
+    left, right = _leaves(sealed), _leaves(now)
+    for path in sorted(set(left) | set(right)):
+        if left.get(path) == right.get(path):
+            continue
         figure = _figure_of(path)
         if figure is not None:
             if figure in comparable and figure not in reported:
                 reported.add(figure)
-                report.problems.append(Finding(where, figure, (
-                    f"sealed {_show(_at(sealed, figure))}, recomputed "
-                    f"{_show(_at(now, figure))} ({METHODS[figure]})"
-                    + (" (chronicle.yml changed since the day was sealed: recompute with "
-                       "that version, from git)" if config_changed else ""))))
+                report.problems.append(Finding(where, figure, _figure_difference(
+                    figure, sealed, now) + (" (chronicle.yml changed since the day was "
+                    "sealed: recompute with that version, from git)" if config_changed
+                    else "")))
             continue
-        top = path.split(".")[0] if not path.startswith("provenance.") else "provenance"
+        top = path.split(".")[0]
         if page_ok and top not in reported:
             reported.add(top)
             report.problems.append(Finding(where, top, (
-                f"sealed {_show(_at(sealed, top))}, recomputed {_show(_at(now, top))}")))
+                f"{path}: sealed {_clip(left.get(path, 'nothing'))}, recomputed "
+                f"{_clip(right.get(path, 'nothing'))}")))
     if page_ok:
         report.pages += 1
         _compare_files(store, where, sealed_files, files, bool(reported), report)
@@ -262,6 +265,25 @@ def _compare_files(store: Store, where: str, sealed_files: Mapping[str, Any],
         blob = store.sealed_bytes(rel) or b""
         if blob != files[rel]:
             report.problems.append(Finding(where, rel, _first_difference(blob, files[rel])))
+
+
+def _figure_difference(figure: str, sealed: Mapping[str, Any], now: Mapping[str, Any]) -> str:
+    """Say how a figure differs: its value, or else the stored files it cites."""
+    then, value = _at(sealed, figure), _at(now, figure)
+    if _canonical(then) != _canonical(value):
+        return f"sealed {_show(then)}, recomputed {_show(value)} ({METHODS[figure]})"
+    cited = [_citations(doc, figure) for doc in (sealed, now)]
+    moved = sorted(set(cited[0]) ^ set(cited[1]))
+    return (f"its provenance differs: the sealed day cites "
+            f"{_show(sorted(set(cited[0]) - set(cited[1])))}, the store gives "
+            f"{_show(sorted(set(cited[1]) - set(cited[0])))}" if moved else
+            "its provenance differs (method, kind or inputs)")
+
+
+def _citations(doc: Mapping[str, Any], figure: str) -> list[str]:
+    entry = ((doc.get("provenance") or {}).get("figures") or {}).get(figure) or {}
+    return [f"{a.get('path')} {str(a.get('sha256'))[:12]}…" for a in entry.get("artifacts") or ()
+            if isinstance(a, Mapping)]
 
 
 def _first_difference(sealed: bytes, made: bytes) -> str:
@@ -290,12 +312,6 @@ def _sealed_methods(sealed: Mapping[str, Any], prov: Mapping[str, Any]) -> dict[
         elif _has(sealed, path):
             out[path] = current
     return out
-
-
-def _differences(a: Any, b: Any) -> list[str]:
-    """Return the dotted paths where two parsed JSON documents differ, in order."""
-    left, right = _leaves(a), _leaves(b)
-    return [p for p in sorted(set(left) | set(right)) if left.get(p) != right.get(p)]
 
 
 def _leaves(node: Any, path: str = "") -> dict[str, str]:
@@ -344,5 +360,8 @@ def _canonical(value: Any) -> bytes:
 
 
 def _show(value: Any) -> str:
-    text = json.dumps(value, sort_keys=True, ensure_ascii=False)
+    return _clip(json.dumps(value, sort_keys=True, ensure_ascii=False))
+
+
+def _clip(text: str) -> str:
     return text if len(text) <= _SHOWN else text[:_SHOWN] + "…"
