@@ -172,3 +172,37 @@ def test_recompute_runs_only_on_a_store_that_verifies(sealed: Path, tmp_path: Pa
     assert result.exit_code == 1
     assert "days/2026-08-21.json: altered" in result.output
     assert "recomputed" not in result.output
+
+
+def test_days_sealed_late_after_a_source_failed_recompute_as_of_their_first_snapshot(
+        tmp_path: Path) -> None:
+    # W&B fails on night 2 (day 2 waits), GitHub on night 3 (day 3 waits; day 2 has had
+    # both answers since it ended: sealed, as of night 2), night 4 seals day 3 as of night
+    # 3: recompute rebuilds that evidence (rows up to then, threads as they stood then)
+    # from the store alone.
+    from chronicle.models import SourceStatus
+
+    root = scaffold_simulated(tmp_path / "c", days=4)
+    config = load_config(root)
+
+    def flaky(config_: object, store: Store, as_of: datetime) -> Fetched:
+        got = fetch_simulated_source(config, store, as_of)
+        if as_of == _night(2):
+            return Fetched(None, None, got.threads, got.failures,
+                           (SourceStatus("wandb", False, "HTTP 502"), got.statuses[1]),
+                           pulls=got.pulls)
+        if as_of == _night(3):
+            return Fetched(got.metrics, got.runs, None, got.failures,
+                           (got.statuses[0], SourceStatus("github", False, "rate limited")))
+        return got
+
+    store = Store(config.docs_dir)
+    for n in range(1, 5):
+        take_snapshot(config, _night(n), fetcher=flaky, store=store)
+    sealers = {d.isoformat(): s.id for d, s in Store(config.docs_dir).sealed_days().items()}
+    assert (sealers["2026-08-21"], sealers["2026-08-22"]) == ("2026-08-23T031700Z",
+                                                             "2026-08-24T031700Z")
+    result = cli("verify", "--dir", str(root), "--recompute")
+    assert result.exit_code == 0, result.output
+    assert "ok: recomputed 4 sealed days" in result.output
+    assert "4 pages byte-identical" in result.output
