@@ -209,7 +209,11 @@ class Store:
         """Return a snapshot's checked metrics.parquet, whole (not kept: load_metrics keeps
         every table it reads, concatenated)."""
         path = snap.path / "metrics.parquet"
-        return parquet_from_bytes(self.file_bytes(snap, "metrics.parquet", "metrics file"), path)
+        blob = self.file_bytes(snap, "metrics.parquet", "metrics file")
+        # Its time range (provenance) comes from the same checked bytes: one read each.
+        self._once((snap.id, "metrics.parquet", "range"),
+                   partial(parquet_time_range, blob, path))
+        return parquet_from_bytes(blob, path)
 
     def metrics_range(self, snap: SnapshotInfo) -> tuple[float, float] | None:
         """Return (first, last) timestamp of a snapshot's metrics file (None: no rows)."""
