@@ -206,3 +206,22 @@ def test_days_sealed_late_after_a_source_failed_recompute_as_of_their_first_snap
     assert result.exit_code == 0, result.output
     assert "ok: recomputed 4 sealed days" in result.output
     assert "4 pages byte-identical" in result.output
+
+
+def test_a_changed_chronicle_yml_is_said_and_its_figures_still_compared(
+        sealed: Path, tmp_path: Path) -> None:
+    root = _copy(sealed, tmp_path)
+    config = root / "chronicle.yml"
+    config.write_text(config.read_text() + "# a comment: no figure moves\n")
+    result = cli("verify", "--dir", str(root), "--recompute")
+    assert result.exit_code == 0, result.output
+    assert "pages not compared (chronicle.yml changed since it was sealed): 9 day(s)" \
+        in result.output
+    text = config.read_text()
+    config.write_text(text.replace("token_budget: 18.0e+12", "token_budget: 20.0e+12"))
+    assert config.read_text() != text
+    result = cli("verify", "--dir", str(root), "--recompute")
+    assert result.exit_code == 1, result.output
+    assert "FAIL day 2026-08-20: tokens.budget: sealed 18000000000000.0, recomputed " \
+           "20000000000000.0 (chronicle.days.config/1) (chronicle.yml changed since the " \
+           "day was sealed" in result.output
