@@ -16,7 +16,9 @@ import pytest
 from click.testing import CliRunner
 
 from chronicle.cli import main
+from chronicle.snapshot.provenance import DAY_PAGE
 from tests.support.goldens import (
+    golden_page,
     keeps_v1_columns,
     read_golden,
     seal_v1_nights,
@@ -72,3 +74,9 @@ def test_upgrade_leaves_every_v1_file_unchanged(tmp_path: Path) -> None:
             served = site / rel.removeprefix("docs/")
             assert served.read_bytes() == before[rel], f"{served} is not served byte for byte"
             assert served.with_suffix(".html").is_file()
+
+
+def test_the_golden_was_sealed_under_the_current_page_version() -> None:
+    # A bumped DAY_PAGE needs the golden made again (python -m tests.support.goldens),
+    # which in turn refuses new day bytes under an unchanged version.
+    assert golden_page() == DAY_PAGE

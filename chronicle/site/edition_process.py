@@ -6,9 +6,9 @@ when run after it. mkdocs and jieba hold the GIL, so on a machine with a second 
 `chronicle build` runs each translated edition in a child process while the English
 build runs in its own; what the two share crosses a pipe:
 
-- the store: the child reads it itself (its own `load_inputs`, from the compact table
-  and the verdicts cache; on a first build it may compute the verdicts the parent is
-  computing too, the same bytes); the parent holds the store's lock for both, so no
+- the store: the child reads it itself (its own `load_inputs`, each file checked against
+  the chain, and the verdicts cache; on a first build it may compute the verdicts the
+  parent is computing too, the same bytes); the parent holds the store's lock for both, so no
   snapshot commits between the two reads;
 - the English charts' SVGs, which the child translates instead of drawing: the parent
   sends them once the English build has drawn them, and the child waits for them only
