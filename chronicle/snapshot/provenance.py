@@ -28,7 +28,8 @@ METHOD_PREFIX = "chronicle.days."
 # figures seal other bytes: tests/test_sealed_compat.py's golden list catches such a
 # change, and `python -m tests.support.goldens` refuses to rewrite that list until the
 # version is bumped.
-DAY_PAGE = "chronicle.day_page/1"
+# /2: a detected failure records its facts (`detail`), from which every language says it.
+DAY_PAGE = "chronicle.day_page/2"
 
 
 @dataclass(frozen=True)

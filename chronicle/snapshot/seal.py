@@ -19,7 +19,7 @@ from chronicle.analysis.verdicts import day1_sha256, watch_day
 from chronicle.config import RunConfig
 from chronicle.render.day import render_day_files
 from chronicle.render.day_charts import day_charts
-from chronicle.render.i18n import DEFAULT, use_language
+from chronicle.render.i18n import ENGLISH
 from chronicle.render.prose import write_summary
 from chronicle.render.svg import start_statics
 from chronicle.snapshot.evidence import Evidence
@@ -55,11 +55,10 @@ class SealInputs:
 def seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
     """Return {day: {path under docs/: bytes}} of every day this snapshot seals.
 
-    Always in English, the record's language, whatever language a caller renders in: a
-    translation is rendered from these files at build time and never changes them.
+    Always in English, the record's language: another language's page is rendered from
+    these files and the store at build time and never changes them.
     """
-    with use_language(DEFAULT):
-        return _seal_days(inputs)
+    return _seal_days(inputs)
 
 
 def _seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
@@ -72,7 +71,7 @@ def _seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
     for plan in inputs.days:
         day, seen = plan.day, inputs.evidence(plan.figures_as_of)
         # The charts draw in worker processes while the figures and verdicts are computed.
-        charts = day_charts(day, seen.series, seen.failures, config, changes)
+        charts = day_charts(day, seen.series, seen.failures, config, ENGLISH, changes)
         drawn = (inputs.draw(day, charts) if inputs.draw is not None
                  else start_statics(charts, png=FEED_IMAGES))
         if previous is None or previous["date"] != (day - timedelta(days=1)).isoformat():
@@ -83,7 +82,7 @@ def _seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
             changes=inputs.changes, as_of=plan.figures_as_of)
         if day1 is None and day != config.run.start:
             day1 = store.sealed_day(config.run.start)
-        summary["summary"] = write_summary(summary)
+        summary["summary"] = write_summary(summary, ENGLISH)
         if plan.missing:
             _mark_missing(summary, plan, config)
         verdicts = watch_day(day, summary["tokens"]["budget_fraction"], seen.series,

@@ -355,6 +355,15 @@ class Store:
         return self._records(snap, "failures.json", "failure records file",
                              FailureRecord.from_json)
 
+    def failures_at(self, snap: SnapshotInfo) -> list[FailureRecord]:
+        """Return the failure records known at `snap`: those of the newest snapshot up to
+        it that stored them (a snapshot whose sources all failed may have none)."""
+        for earlier in reversed([s for s in self.snapshots() if s.taken_at <= snap.taken_at]):
+            if "failures.json" in earlier.files:
+                return self._records(earlier, "failures.json", "failure records file",
+                                     FailureRecord.from_json)
+        return []
+
     def failures_first_seen(self) -> dict[str, datetime]:
         """Return when each failure id first appeared in a snapshot's failures.json."""
         seen: dict[str, datetime] = {}
