@@ -17,6 +17,9 @@ Every timed step runs in its own process (its peak RSS is its own). Rows:
   (what a nightly restores: only the new day's translated page is rendered), and cold,
   with both chronicles' caches deleted before each round (a first build, or a nightly
   whose cache was evicted).
+- recompute: `chronicle verify --recompute` on the DAYS-day demo (every sealed day
+  re-derived from the stored snapshots and compared), the median of ROUNDS runs, against
+  plain `chronicle verify` (the hash chain and every file's sha256) run alternately.
 Rows say whether `.cache/chronicle` was there (warm) or not (cold): the build rows run
 on the English copy after its first build (warm metrics copy); the nightly row starts
 from a chronicle built once, as a nightly with its cache restored does.
@@ -228,6 +231,9 @@ def main(days: int) -> None:
             for c in (tmp / "demo", en_only)))
         cold = median_pair(chronicle("build", "--dir", str(tmp / "demo")),
                            chronicle("build", "--dir", str(en_only)), prepare=forget)
+        # verify --recompute against plain verify, on the demo (read-only: no copy needed).
+        recompute = median_pair(chronicle("verify", "--dir", str(tmp / "demo"), "--recompute"),
+                                chronicle("verify", "--dir", str(tmp / "demo")))
         print(row("build (en only) vs plain mkdocs", build, 1.3))
         print(row("two editions vs en only, warm", both, 1.6) + f"  peak {both.peak:.0f} MB")
         print(row("two editions vs en only, cold", cold, 1.6))
@@ -240,6 +246,10 @@ def main(days: int) -> None:
         print(ratio(f"demo {2 * days} days vs {days} days", long_s, demo_s, 2.0)
               + f"  peak {long_mb:.0f} MB")
         print(f"{'peak memory (build)':<34}{build.peak:8.0f} MB  target < 1024 MB at 365 days")
+        rc_s, plain_s = recompute.medians
+        print(f"{f'verify --recompute, {days} days':<34}{rc_s:8.1f} s vs {plain_s:6.1f} s plain "
+              f"verify  ratio {rc_s / plain_s:4.1f}  peak {recompute.peak:5.0f} MB  (rounds: "
+              f"{' '.join(f'{a:.1f}' for a in recompute.a)})")
         for edition in ("", "zh"):
             for line in weights(tmp / "demo" / "site", edition):
                 print(line)

@@ -248,8 +248,14 @@ def check_site(root: Path, site_dir: Path | None) -> None:
     help="Also check that a published chain head (a site's URL or api/latest.json, a saved "
     "copy of it or of a MANIFEST.json, or the head's sha256) is in this store's chain.",
 )
+@click.option(
+    "--recompute",
+    is_flag=True,
+    help="Also re-derive every sealed day from the stored snapshots with this code's "
+    "methods and compare it, figure by figure, with what was sealed (writes nothing).",
+)
 @_clean_errors
-def verify(root: Path, against: str | None) -> None:
+def verify(root: Path, against: str | None, recompute: bool = False) -> None:
     """Check every manifest, the hash chain and every sealed page."""
     from chronicle.store import Store, reading, verify_against, verify_store
 
@@ -267,6 +273,11 @@ def verify(root: Path, against: str | None) -> None:
             problems += verify_against(store, head)
         snaps = store.snapshots() if not problems else []
         days = len(store.sealed_days()) if not problems else 0
+        recomputed = None
+        if recompute and not problems and days:
+            from chronicle.snapshot.recompute import recompute_days
+
+            recomputed = recompute_days(config, store)
     if problems:
         for problem in problems:
             click.secho(f"FAIL {problem}", fg="red", err=True)
@@ -279,6 +290,34 @@ def verify(root: Path, against: str | None) -> None:
     if head is not None:
         click.echo(f"ok: the head published by {head.source} ({head.sha256[:12]}…) is in "
                    "this chain")
+    if recomputed is not None:
+        _report_recompute(recomputed, config.docs_dir)
+    elif recompute:
+        click.echo("recompute: no day is sealed yet")
+
+
+def _report_recompute(report: Any, docs: Path) -> None:
+    """Print what `verify --recompute` found; VerifyError if a sealed figure or page is not
+    what the stored snapshots give."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for item in report.not_comparable:
+        grouped.setdefault((item.what, item.message), []).append(item.where.removeprefix("day "))
+    for (what, message), days in sorted(grouped.items()):
+        span = days[0] if len(days) == 1 else f"{len(days)} days, {days[0]} … {days[-1]}"
+        click.echo(f"not comparable: {what + ': ' if what else ''}{message} ({span})")
+    for why, days in sorted(report.pages_skipped.items()):
+        click.echo(f"pages not compared ({why}): {len(days)} day(s), {days[0]} … {days[-1]}")
+    for problem in report.problems:
+        click.secho(f"FAIL {problem}", fg="red", err=True)
+    if report.problems:
+        raise VerifyError(
+            f"recompute: {len(report.problems)} difference(s) between what {docs} "
+            "sealed and what its stored snapshots give; each FAIL names the day and the "
+            "figure (restore the day's files and manifests from git, or find what changed "
+            "them)")
+    click.echo(f"ok: recomputed {report.days} sealed days from the stored snapshots: "
+               f"{report.figures} figures equal to the sealed ones, {report.pages} pages "
+               "byte-identical")
 
 
 def _published_head(against: str) -> Any:

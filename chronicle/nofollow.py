@@ -183,8 +183,8 @@ def check_cache_folders(root: Path) -> None:
     """Refuse (NotAFile, exit 2) a link, FIFO or device where the chronicle at `root`
     keeps its caches: `.cache`, `.cache/chronicle` and what is directly in either (a
     planted `.cache/chronicle/threads -> ../../docs/days` once made a build prune every
-    sealed day file; `metrics` is read by every snapshot). Deeper entries are never
-    followed either (site/build_cache.py opens them with `folder`)."""
+    sealed day file). Deeper entries are never followed either (site/build_cache.py
+    opens them with `folder`)."""
     fix = ("Remove it (`rm` removes a link, not what it points at): a cache only saves "
            "work, the next command makes it again")
     path = root

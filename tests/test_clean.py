@@ -17,6 +17,7 @@ import pytest
 from chronicle.clean import clean_line, clean_text, safe_url, scrub_urls
 from chronicle.errors import EXIT_DEGRADED, EXIT_USAGE
 from chronicle.render.feeds import Item, rss
+from chronicle.render.i18n import ENGLISH
 from chronicle.store import Store
 from tests.support.commands import cli, night
 from tests.support.fakes.wandb_server import Failure
@@ -50,7 +51,7 @@ def test_safe_url_drops_userinfo_and_secret_parameters(url: str, safe: str) -> N
 def test_a_store_holding_control_characters_still_makes_a_feed() -> None:
     item = Item("g", datetime(2026, 8, 21, tzinfo=UTC), NASTY, "https://x/", f"<p>{NASTY}</p>")
     feed = feedparser.parse(rss([item], "t", "d", "https://x/", "https://x/f.xml",
-                                datetime(2026, 8, 21, tzinfo=UTC)))
+                                datetime(2026, 8, 21, tzinfo=UTC), ENGLISH))
     assert not feed.bozo and feed.entries[0].title == clean_text(NASTY)
 
 

@@ -251,16 +251,3 @@ def test_on_a_read_only_mount_verify_passes_and_a_snapshot_is_one_message(
            "system)" in run.output
     assert run.after == run.before
 
-
-def test_a_snapshot_refuses_a_linked_cache_folder_before_reading_through_it(
-        sealed: Path) -> None:
-    # Every snapshot reads and writes the compact metrics copy in .cache/chronicle/metrics.
-    metrics = sealed / ".cache" / "chronicle" / "metrics"
-    shutil.rmtree(metrics, ignore_errors=True)
-    metrics.parent.mkdir(parents=True, exist_ok=True)
-    metrics.symlink_to(Path("../../docs/days"))
-    before = tree_digest(sealed / "docs")
-    result = cli("snapshot", "--dir", str(sealed), "--as-of", night(2))
-    assert result.exit_code == EXIT_USAGE, result.output
-    assert f"{metrics}: a symbolic link, where chronicle expects a folder" in result.output
-    assert tree_digest(sealed / "docs") == before

@@ -189,8 +189,8 @@ def test_python_311_with_pip_cache_keyed_on_what_is_installed(tmp_path: Path) ->
 
 @pytest.mark.parametrize("path", [NIGHTLY, SCAFFOLD_NIGHTLY], ids=["repo", "scaffold"])
 def test_chronicle_cache_is_restored_before_the_snapshot(path: Path) -> None:
-    # Without it every night is cold: the compact metrics copy and the translated day
-    # pages (site/edition_cache.py) are made again from the whole store.
+    # Without it every night is cold: the chart SVGs, thread pages, verdicts and the
+    # translated day pages (site/edition_cache.py) are made again from the whole store.
     steps = load_workflow(path)["jobs"]["snapshot"]["steps"]
     caches = [i for i, s in enumerate(steps) if s.get("uses", "").startswith("actions/cache@")]
     assert len(caches) == 1

@@ -86,5 +86,6 @@ def find_corrections(
             "found_by": snapshot,
             "found_at": iso(found_at),
             "reason": f"{late_rows} metric row(s) of this day arrived after it was sealed",
+            "late_rows": late_rows,  # every language says the reason from this
         })
     return out

@@ -92,6 +92,9 @@ class FailureRecord:
     accelerator_hours_lost: float | None = None
     evidence: tuple[str, ...] = ()
     source: str = ""  # "github", "manual", "metrics"
+    # A detected failure's facts (step, seconds, values...), from which every language
+    # says `what` (render/record_text.py); empty for records people wrote.
+    detail: dict[str, Any] = field(default_factory=dict, hash=False)
 
     @property
     def duration_seconds(self) -> float | None:
@@ -110,6 +113,8 @@ class FailureRecord:
             "what": self.what,
             "accelerator_hours_lost": self.accelerator_hours_lost,
             "evidence": list(self.evidence),
+            # Only where there are facts: records without them keep their bytes.
+            **({"detail": self.detail} if self.detail else {}),
         }
 
     @classmethod
@@ -123,6 +128,7 @@ class FailureRecord:
             what=d.get("what", ""),
             accelerator_hours_lost=d.get("accelerator_hours_lost"),
             evidence=tuple(d.get("evidence") or ()),
+            detail=dict(d.get("detail") or {}),
         )
 
 

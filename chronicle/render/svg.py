@@ -121,6 +121,17 @@ def stop_sealing_workers() -> None:
         _pool = None
 
 
+def stop_workers() -> None:
+    """Stop every render worker this process started. A multiprocessing child must call
+    it before it returns: its atexit hooks never run, and multiprocessing joins its
+    children first, so idle workers would keep it alive forever."""
+    global _background
+    stop_sealing_workers()
+    if _background is not None:
+        _background.shutdown()
+        _background = None
+
+
 def warm_up() -> None:
     """Start the render workers now (a process start and vl-convert's JavaScript runtime,
     ~1 s) so a snapshot's fetch and analysis hide it; returns at once."""

@@ -20,6 +20,7 @@ from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
 
 from chronicle.config import RunConfig
+from chronicle.render.i18n import ENGLISH
 from chronicle.site.inputs import load_inputs
 from chronicle.site.pages import site_files
 from chronicle.site.plugin import ChroniclePlugin, load_run_config
@@ -65,7 +66,7 @@ def generate(config: RunConfig) -> None:
     """Write every generated page with mkdocs_gen_files.open() (old scaffolds' gen_pages.py)."""
     import mkdocs_gen_files
 
-    for path, content in with_svgs(site_files(load_inputs(config))).items():
+    for path, content in with_svgs(site_files(load_inputs(config), ENGLISH)).items():
         mode = "wb" if isinstance(content, bytes) else "w"
         with mkdocs_gen_files.open(path, mode) as fh:
             fh.write(content)

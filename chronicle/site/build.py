@@ -111,9 +111,6 @@ def build_site(config: RunConfig, site_dir: Path | None = None,
                     mkdocs_build(config, mkdocs_yml, site_dir / edition_dir(code), code,
                                  editions)
                     took[code] = time.perf_counter() - started
-                    if code == english:
-                        for child in children.values():
-                            child.send_svgs(editions.svgs)
                 for code, child in children.items():
                     child.finish(site_dir)
                     child.merge_caches(caches)

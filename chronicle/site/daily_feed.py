@@ -17,12 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from chronicle.render.feeds import day_item_html
-from chronicle.render.formats import fmt_date
-from chronicle.render.i18n import DEFAULT, language
-from chronicle.render.i18n import gettext as _
+from chronicle.render.i18n import Language
 from chronicle.render.metrics import alert_rules
 from chronicle.render.signals import drop_rows, dropping_verdict, prediction_verdict, risks_verdict
-from chronicle.render.translate import translate_text
 from chronicle.site.citable import edition_url
 from chronicle.site.inputs import BuildInputs
 
@@ -33,37 +30,50 @@ _GUID = re.compile(r"<guid[^>]*>([^<]+)</guid>")
 _DESCRIPTION = re.compile(r"<description>.*?</description>", re.DOTALL)
 
 
-def item_html(inputs: BuildInputs) -> dict[str, str]:
-    """Return {day permalink: the HTML of its feed item} for every sealed day, in the
-    language being rendered (a translated edition's permalinks are its own)."""
-    config, url = inputs.config, edition_url(inputs.config, language())
-    alert = alert_rules(config, "drop_fraction")
+def item_html(inputs: BuildInputs, lang: Language,
+              files: Mapping[str, str | bytes] | None = None) -> dict[str, str]:
+    """Return {day permalink: the HTML of its feed item} for every sealed day, in `lang`
+    (a translated edition's permalinks and charts are its own: `files`, its generated
+    files, hold its day charts)."""
+    _ = lang.gettext
+    config, url = inputs.config, edition_url(inputs.config, lang.code)
+    alert = alert_rules(config, "drop_fraction", lang)
     out = {}
     for i, day in enumerate(inputs.days):
-        rows, kind = drop_rows(inputs.days[: i + 1])
+        rows, kind = drop_rows(inputs.days[: i + 1], lang)
         verdicts = []
         if "prediction" in day:
             verdicts.append((_("Prediction"), prediction_verdict(
-                day.get("prediction"), configured=day.get("prediction") is not None)))
+                day.get("prediction"), lang, configured=day.get("prediction") is not None)))
         verdicts.append((_("Token dropping"), dropping_verdict(
-            rows, kind, alert[0][0] if alert else None)))
+            rows, kind, alert[0][0] if alert else None, lang)))
         if "risks" in day:
-            verdicts.append((_("Risk points"), risks_verdict(day.get("risks") or [])))
-        image, alt = _image(inputs, day["date"])
-        out[f"{url}days/{day['date']}.html"] = day_item_html(day, url, image, alt, verdicts)
+            verdicts.append((_("Risk points"), risks_verdict(day.get("risks") or [], lang)))
+        image, alt = _image(inputs, day["date"], lang, files)
+        out[f"{url}days/{day['date']}.html"] = day_item_html(day, url, image, alt, verdicts,
+                                                             lang)
     return out
 
 
-def _image(inputs: BuildInputs, date: str) -> tuple[str | None, str]:
-    folder = inputs.store.days / date
-    alt = _("Loss, run so far, to {date}").format(date=fmt_date(date))
-    spec = folder / "loss.vl.json"
-    if spec.is_file():
-        alt = translate_text(str(json.loads(spec.read_bytes()).get("description") or alt))
-    # A translated edition shows its own SVG: the sealed PNG has English text drawn in.
-    names = ("loss.png", "loss.svg") if language() == DEFAULT else ("loss.svg",)
-    for name in names:
-        if (folder / name).is_file():
+def _image(inputs: BuildInputs, date: str, lang: Language,
+           files: Mapping[str, str | bytes] | None) -> tuple[str | None, str]:
+    """Return the feed image of a day (a PNG where there is one, else its SVG) and its
+    text alternative: the English record's sealed chart, or the edition's own."""
+    alt = lang.gettext("Loss, run so far, to {date}").format(date=lang.date(date))
+    if lang.english:
+        folder = inputs.store.days / date
+        spec = folder / "loss.vl.json"
+        if spec.is_file():
+            alt = str(json.loads(spec.read_bytes()).get("description") or alt)
+        present = {name for name in ("loss.png", "loss.svg") if (folder / name).is_file()}
+    else:
+        own = files or {}
+        spec_text = own.get(f"days/{date}/loss.vl.json")
+        if spec_text is not None:
+            alt = str(json.loads(spec_text).get("description") or alt)
+        present = {name for name in ("loss.png", "loss.svg") if f"days/{date}/{name}" in own}
+    for name in ("loss.png", "loss.svg"):
+        if name in present:
             return f"days/{date}/{name}", alt
     return None, alt
 

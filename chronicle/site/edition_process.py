@@ -6,13 +6,10 @@ when run after it. mkdocs and jieba hold the GIL, so on a machine with a second 
 `chronicle build` runs each translated edition in a child process while the English
 build runs in its own; what the two share crosses a pipe:
 
-- the store: the child reads it itself (its own `load_inputs`, from the compact table
-  and the verdicts cache; on a first build it may compute the verdicts the parent is
-  computing too, the same bytes); the parent holds the store's lock for both, so no
+- the store: the child reads it itself (its own `load_inputs`, each file checked against
+  the chain, and the verdicts cache; on a first build it may compute the verdicts the
+  parent is computing too, the same bytes); the parent holds the store's lock for both, so no
   snapshot commits between the two reads;
-- the English charts' SVGs, which the child translates instead of drawing: the parent
-  sends them once the English build has drawn them, and the child waits for them only
-  when it writes its own (its post-build), so the wait is short or none;
 - the build caches (site/build_cache.py): entries are whole files written by rename, so
   both processes read and write the same folders; the child reports which entries it
   used, and the parent prunes only after both builds, with both sets.
@@ -38,6 +35,7 @@ from typing import Any
 from chronicle.config import RunConfig
 from chronicle.errors import ChronicleError, disk_error
 from chronicle.render.i18n import edition_dir
+from chronicle.render.svg import stop_workers
 from chronicle.site.build_cache import Caches, cache_root
 from chronicle.site.editions import Editions
 
@@ -89,11 +87,6 @@ class EditionProcess:
         theirs.close()
         return cls(code=code, staging=staging, process=process, conn=ours)
 
-    def send_svgs(self, svgs: dict[str, str]) -> None:
-        """Hand the child the English build's chart SVGs (it translates them)."""
-        with contextlib.suppress(OSError):  # a child that already failed: `finish` says why
-            self.conn.send(svgs)
-
     def finish(self, site_dir: Path) -> None:
         """Wait for the child; move its edition into `site_dir`, or raise its error."""
         report: Report | None
@@ -142,12 +135,7 @@ def _child(config: RunConfig, mkdocs_yml: Path, staging: Path, code: str,
     from chronicle.site.build import mkdocs_build
 
     caches = Caches.of(config.root)
-
-    def english_svgs() -> dict[str, str]:
-        svgs: dict[str, str] = conn.recv()
-        return svgs
-
-    editions = Editions(caches=caches, awaited=english_svgs)
+    editions = Editions(caches=caches)
     report: Report | None = None
     try:
         started = time.perf_counter()
@@ -164,6 +152,8 @@ def _child(config: RunConfig, mkdocs_yml: Path, staging: Path, code: str,
         report = ("error", str(refused)) if refused else ("crash", traceback.format_exc())
     except Exception:
         report = ("crash", traceback.format_exc())
+    finally:
+        stop_workers()
     with contextlib.suppress(OSError):  # a parent that is gone hears nothing
         if report is not None:
             conn.send(report)

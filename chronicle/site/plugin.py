@@ -26,9 +26,7 @@ from mkdocs.utils.templates import TemplateContext
 
 from chronicle.config import RunConfig, load_config
 from chronicle.errors import ChronicleError
-from chronicle.render import fmt_date
-from chronicle.render.i18n import DEFAULT, gettext, use_language
-from chronicle.render.translate import translate_svg
+from chronicle.render.i18n import DEFAULT, ENGLISH, Language, language
 from chronicle.site.citable import alternate_links, day_sections
 from chronicle.site.copier import StaticCopy, copy_in_background
 from chronicle.site.daily_feed import fill_daily_feeds, item_html
@@ -39,7 +37,6 @@ from chronicle.site.editions import (
     edition_files,
     folder_sitemaps,
     localize_config,
-    root_links,
     translate_nav,
     twin_links,
 )
@@ -81,10 +78,10 @@ class ChroniclePlugin(BasePlugin):
         self._drawing: Drawing | None = None
         self._copy: StaticCopy | None = None
         self.code = DEFAULT
+        self.lang: Language = ENGLISH  # set by on_config from the edition's code
         self.editions: Editions | None = None
         self.pages: list[str] = []  # the pages this build wrote (dest_uri)
-        self._chart_svgs: list[str] = []  # a translated edition's run-wide chart SVGs
-        self._english_specs: dict[str, str | bytes] = {}  # ... and their English specs
+        self._generated: dict[str, str | bytes] = {}  # this build's generated files
 
     def use_edition(self, code: str, editions: Editions) -> None:
         """Build the `code` edition, sharing what `editions` holds with the other builds."""
@@ -118,6 +115,7 @@ class ChroniclePlugin(BasePlugin):
                 and self.editions.inputs.config != run:
             self.editions.inputs = None  # another chronicle: read its own store
         self.run, self._inputs, self._drawing, self.pages = run, None, None, []
+        self.lang = language(self.code, run.root / LOCALE_FOLDER)
         config.nav = complete_nav(config.nav)
         use_theme_overrides(config)
         if STYLESHEET not in config.extra_css:
@@ -134,9 +132,9 @@ class ChroniclePlugin(BasePlugin):
             f"A dated, citable chronicle of the training run {run.run.name}: one page per day."))
         config.copyright = escape(f"{run.site.author} · {run.site.license}")
         if self.code != DEFAULT:
-            with self.language():
-                localize_config(config, run, self.code)
-                config.nav = translate_nav(config.nav, {s.path: s.title for s in SECTIONS})
+            localize_config(config, run, self.lang)
+            config.nav = translate_nav(config.nav, {s.path: s.title for s in SECTIONS},
+                                       self.lang)
         if len(self.languages) > 1:
             # The language switch: the edition's home until a page names its own twin.
             config.extra["alternate"] = alternates(self.languages, self.code)
@@ -150,35 +148,25 @@ class ChroniclePlugin(BasePlugin):
             rss.config.image = config.site_url + image.lstrip("/")
         return config
 
-    def language(self) -> Any:
-        """Return the context rendering in this edition's language (with the chronicle's
-        own catalog folder, if it has one)."""
-        assert self.run is not None, "on_config runs first"
-        return use_language(self.code, self.run.root / LOCALE_FOLDER)
-
     def _generate(self, files: Files, *, config: MkDocsConfig) -> Files:
         """Add every generated page and file (in memory; nothing is written to docs/) and
         start drawing the charts' static SVGs (written by on_post_build)."""
         caches = self.editions.caches if self.editions is not None else None
         svgs = caches.svgs if caches is not None else None
         if self.code == DEFAULT:
-            generated = site_files(self.inputs)
+            generated = site_files(self.inputs, self.lang)
             self._drawing = Drawing(generated, svgs)
         else:
             # A translated edition renders its own day pages from the sealed JSON; the
             # sealed files and the published data stay at the root, once.
             for file in [f for f in files if f.src_uri.startswith(("days/", "data/"))]:
                 files.remove(file)
-            generated, english = edition_files(self.inputs, self.code,
-                                               caches.editions if caches is not None else None)
-            self._chart_svgs = [p[: -len(".vl.json")] + ".svg" for p in english]
-            self._english_specs = english
-            # Its charts' SVGs are the English build's, translated (drawn again only when
-            # this edition is built on its own); a build in its own process is sent them.
-            drawn = self.editions.svgs if self.editions is not None else {}
-            sent = self.editions is not None and self.editions.awaited is not None
-            self._drawing = (None if sent or set(self._chart_svgs) <= set(drawn)
-                             else Drawing(english, svgs))
+            generated = edition_files(self.inputs, self.lang,
+                                      caches.editions if caches is not None else None)
+            # Its run-wide charts are drawn like English ones; its day charts came drawn.
+            self._drawing = Drawing({p: c for p, c in generated.items()
+                                     if not p.startswith("days/")}, svgs)
+        self._generated = generated
         for path, content in generated.items():
             old = files.get_file_from_path(path)
             if old is not None:
@@ -214,8 +202,7 @@ class ChroniclePlugin(BasePlugin):
         """Append the citation, data files and a link to the next day to a sealed day page."""
         text_meta(page)
         if self.code != DEFAULT:  # a translated day page is complete
-            return root_links(markdown, page.file.src_uri,
-                              lambda path: files.get_file_from_path(path) is not None)
+            return markdown
         match = DAY_PAGE.match(page.file.src_uri)
         if not match:
             return markdown
@@ -227,8 +214,9 @@ class ChroniclePlugin(BasePlugin):
         later = [d["date"] for d in self.inputs.days if d["date"] > day]
         if not later:
             return markdown
-        return markdown.rstrip("\n") + "\n\n" + gettext("[Next day: {date} →]({link})").format(
-            date=fmt_date(later[0]), link=f"{later[0]}.md") + "\n"
+        return markdown.rstrip("\n") + "\n\n" + self.lang.gettext(
+            "[Next day: {date} →]({link})").format(date=self.lang.date(later[0]),
+                                                   link=f"{later[0]}.md") + "\n"
 
     def on_page_context(self, context: TemplateContext, *, page: Page, config: MkDocsConfig,
                         nav: Any) -> TemplateContext:
@@ -243,7 +231,7 @@ class ChroniclePlugin(BasePlugin):
         sealed = self.inputs.day_json(day)
         if snap is None or sealed is None:
             return ""
-        return day_sections(self.inputs.config, sealed, snap)
+        return day_sections(self.inputs.config, sealed, snap, self.lang)
 
     def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str:
         """Announce the failures and corrections feeds in every page's <head>; point the
@@ -253,33 +241,13 @@ class ChroniclePlugin(BasePlugin):
         if len(self.languages) > 1:  # the next page (or 404.html) names its own twin
             config.extra["alternate"] = alternates(self.languages, self.code)
             output = twin_links(output, self.languages, self.code, page.file.dest_uri)
-        with self.language():
-            links = alternate_links(self.inputs.config, base)
+        links = alternate_links(self.inputs.config, base, self.lang)
         return output.replace("</head>", links + "</head>", 1)
 
     def _write_svgs(self, site_dir: Path) -> None:
-        """Write the static SVG of every generated chart: drawn for English, translated
-        from the English ones for another language."""
-        if self.code == DEFAULT:
-            if self._drawing is not None:
-                self._drawing.write(site_dir)
-                if self.editions is not None:
-                    self.editions.svgs = self._drawing.svgs()
-            self._drawing = None
-            return
-        english = self._drawing.svgs() if self._drawing is not None else (
-            self.editions.english_svgs() if self.editions is not None else {})
-        unsent = {p: c for p, c in self._english_specs.items()
-                  if p[: -len(".vl.json")] + ".svg" not in english}
-        if unsent:  # the English build sent no SVG of these: draw them here
-            caches = self.editions.caches if self.editions is not None else None
-            english = {**english, **Drawing(unsent, caches.svgs if caches else None).svgs()}
-        with self.language():
-            for path in self._chart_svgs:
-                if path in english:
-                    target = site_dir / path
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    target.write_text(translate_svg(english[path]), encoding="utf-8")
+        """Write the static SVG of every generated chart (drawn beside the pages)."""
+        if self._drawing is not None:
+            self._drawing.write(site_dir)
         self._drawing = None
 
     @event_priority(-100)  # after the rss plugin has written its feeds
@@ -291,8 +259,8 @@ class ChroniclePlugin(BasePlugin):
         self._write_svgs(Path(config.site_dir))
         fix_enclosure_lengths(config)
         if config.plugins.get("rss") is not None:
-            with self.language():
-                fill_daily_feeds(Path(config.site_dir), item_html(self.inputs))
+            fill_daily_feeds(Path(config.site_dir), item_html(self.inputs, self.lang,
+                                                              self._generated))
         if len(self.languages) > 1 and self.run is not None:
             for path, text in folder_sitemaps(self.pages, self.languages, self.run,
                                               self.code).items():

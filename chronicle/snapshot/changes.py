@@ -47,7 +47,7 @@ def pending_snapshot(sid: str, as_of: datetime, runs: Sequence[RunRecord] | None
     return Pending(sid, as_of, files)
 
 
-def known_changes(config: RunConfig, store: Store, series: Series, pending: Pending,
+def known_changes(config: RunConfig, store: Store, series: Series, pending: Recorded,
                   runs: Sequence[RunRecord] | None, pulls: Sequence[PullRequest] | None,
                   new_rows: Sequence[MetricRow] | None) -> RunChanges:
     """Return the changes the store and the snapshot being taken show together."""

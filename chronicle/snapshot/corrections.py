@@ -7,7 +7,6 @@ and announced by the next sealed entry (analysis/corrections.py compares).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -38,10 +37,9 @@ def snapshot_corrections(
     earlier = store.corrections()
     out: list[dict[str, Any]] = []
     for day in sorted(set(touched) & set(sealed)):
-        path = store.days / f"{day.isoformat()}.json"
-        if not path.is_file():
-            continue  # verify reports it; nothing to compare with
-        before = json.loads(path.read_bytes())
+        before = store.sealed_day(day)  # checked against the manifest that sealed it
+        if before is None:
+            continue
         now = summarize_day(day, series, failures, history, config, before.get("sealed_by", sid),
                             as_of)
         out += find_corrections(day, before, now, earlier, touched[day], sid, as_of)

@@ -38,7 +38,6 @@ from chronicle.errors import ChronicleError
 from chronicle.models import iso
 from chronicle.nofollow import (
     NotAFile,
-    check_cache_folders,
     links_under,
     open_file,
     read_file,
@@ -137,8 +136,6 @@ def locked(store: Store, command: str) -> Iterator[list[str]]:
         raise
     with _exclusive(fd, path, key, command):
         _refuse_links(store)
-        # The compact metrics copy (store/compact.py) is read from .cache/chronicle.
-        check_cache_folders(store.docs.parent)
         yield finish_interrupted(store)
 
 
