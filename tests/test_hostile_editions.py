@@ -105,11 +105,16 @@ def test_no_page_of_either_edition_carries_markup_from_the_comment(hostile_site:
 def test_the_comment_runs_no_script_in_chromium(hostile_site: Path) -> None:
     pytest.importorskip("playwright.sync_api")
     dialogs: list[str] = []
+
+    def on_dialog(dialog: Any) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
     with serve(hostile_site, under="chronicle") as url, chromium() as browser:
         for edition in ("", "zh/"):
             for page_path in PAGES:
                 page: Any = browser.new_page()
-                page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+                page.on("dialog", on_dialog)
                 page.goto(url + edition + page_path, wait_until="load")
                 page.wait_for_timeout(500)
                 handlers = page.evaluate(
