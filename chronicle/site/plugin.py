@@ -15,6 +15,7 @@ import re
 from datetime import date
 from pathlib import Path
 from typing import Any, cast
+from xml.dom import minidom
 
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
@@ -53,7 +54,6 @@ from chronicle.site.statics import Drawing
 log = logging.getLogger("mkdocs.plugins.chronicle")
 _OLD_QUOT, _OLD_APOS = "&\\#34;", "&\\#39;"
 DAY_PAGE = re.compile(r"^days/(\d{4}-\d{2}-\d{2})\.md$")
-_ENCLOSURE = re.compile(r'<enclosure url="([^"]+)" type="[^"]*" length=("None")')
 
 
 def load_run_config(mkdocs_config: MkDocsConfig) -> RunConfig:
@@ -285,20 +285,23 @@ def fix_enclosure_lengths(config: MkDocsConfig) -> None:
 
     The plugin measures a page image relative to the page's source folder but builds its
     URL relative to the site root; day images are site-root paths, so measure them here.
+    The feed is read and written as an XML document.
     """
     rss = config.plugins.get("rss")
     names = getattr(getattr(rss, "config", None), "feeds_filenames", None)
     if names is None:
         return
     site_dir, url = Path(config.site_dir), config.site_url or ""
-
-    def length(match: re.Match[str]) -> str:
-        target = site_dir / match.group(1)[len(url):]
-        size = target.stat().st_size if match.group(1).startswith(url) and target.is_file() else 0
-        return f'{match.group(0)[: -len(match.group(2))]}"{size}"'
-
     for name in (names.rss_created, names.rss_updated):
         path = site_dir / name
-        if path.is_file():
-            path.write_text(_ENCLOSURE.sub(length, path.read_text(encoding="utf-8")),
-                            encoding="utf-8")
+        if not path.is_file():
+            continue
+        doc = minidom.parseString(path.read_bytes())
+        for enclosure in doc.getElementsByTagName("enclosure"):
+            if enclosure.getAttribute("length") != "None":
+                continue
+            link = enclosure.getAttribute("url")
+            target = site_dir / link[len(url):]
+            size = target.stat().st_size if link.startswith(url) and target.is_file() else 0
+            enclosure.setAttribute("length", str(size))
+        path.write_bytes(doc.toxml(encoding="UTF-8"))
