@@ -113,21 +113,20 @@ def archive_files(inputs: BuildInputs, lang: Language) -> dict[str, str | bytes]
     return out
 
 
-def alternate_links(config: RunConfig, base: str, lang: Language) -> str:
-    """Return the <link rel="alternate"> tags announcing the failures, corrections and
-    changes feeds.
+def feed_links(config: RunConfig, base: str, lang: Language) -> list[dict[str, str]]:
+    """Return the failures, corrections and changes feeds a page announces in its <head>
+    (type, title, href), for the theme to write (site/theme/main.html).
 
     `base` is the page's relative path to the site root: Material's instant navigation
     follows alternate links, so they must stay on the site being read.
     """
-    tags = []
+    out = []
     for name, (xml_name, json_name) in feeds.FEEDS.items():
         title = _feed_title(config, name, lang)
-        tags.append(f'<link rel="alternate" type="application/rss+xml" title="{_attr(title)}" '
-                    f'href="{base}{xml_name}">')
-        tags.append(f'<link rel="alternate" type="application/feed+json" '
-                    f'title="{_attr(title)} (JSON)" href="{base}{json_name}">')
-    return "".join(tags)
+        out.append({"type": "application/rss+xml", "title": title, "href": base + xml_name})
+        out.append({"type": "application/feed+json", "title": f"{title} (JSON)",
+                    "href": base + json_name})
+    return out
 
 
 FEED_NAMES = {"failures": N_("failures"), "corrections": N_("corrections"),
@@ -143,6 +142,3 @@ def edition_url(config: RunConfig, code: str) -> str:
     """Return the public URL of a language's edition (the site's own URL for English)."""
     return config.site.url + edition_dir(code)
 
-
-def _attr(text: str) -> str:
-    return text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")

@@ -3,18 +3,19 @@
 mkdocs-rss-plugin writes the daily feeds (RSS 2.0 and JSON Feed 1.1) with each day's
 GUID and date; after it, this fills each item's HTML from the sealed day: summary, loss
 chart (the PNG sealed next to its SVG, for readers that show no SVG), key figures and the
-three signals' verdicts as of sealing, every link absolute. Only the items' text is
-replaced: GUIDs, links and dates stay exactly as the plugin wrote them.
+three signals' verdicts as of sealing, every link absolute. The feeds are read and written
+as XML and JSON documents (never edited as text): only the items' descriptions change;
+GUIDs, links and dates stay as the plugin wrote them.
 """
 
 from __future__ import annotations
 
 import html
 import json
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from xml.dom import minidom
 
 from chronicle.render.feeds import day_item_html
 from chronicle.render.i18n import Language
@@ -25,9 +26,6 @@ from chronicle.site.inputs import BuildInputs
 
 RSS_FEEDS = ("feed_rss_created.xml", "feed_rss_updated.xml")
 JSON_FEEDS = ("feed_json_created.json", "feed_json_updated.json")
-_ITEM = re.compile(r"<item>.*?</item>", re.DOTALL)
-_GUID = re.compile(r"<guid[^>]*>([^<]+)</guid>")
-_DESCRIPTION = re.compile(r"<description>.*?</description>", re.DOTALL)
 
 
 def item_html(inputs: BuildInputs, lang: Language,
@@ -93,17 +91,27 @@ def fill_daily_feeds(site_dir: Path, items: Mapping[str, str]) -> None:
 
 
 def _fill_rss(text: str, items: Mapping[str, str]) -> str:
-    def one(match: re.Match[str]) -> str:
-        item = match.group(0)
-        guid = _GUID.search(item)
-        body = items.get(html.unescape(guid.group(1)).strip()) if guid else None
+    """Return an RSS 2.0 document with each known item's <description> replaced by its
+    HTML (carried as text, which the XML writer escapes)."""
+    doc = minidom.parseString(text.encode("utf-8"))
+    for item in doc.getElementsByTagName("item"):
+        guid = _child_text(item, "guid")
+        body = items.get(guid.strip()) if guid is not None else None
         if body is None:
-            return item
-        # RSS 2.0 carries an item's HTML entity-escaped in <description>.
-        new = f"<description>{html.escape(body, quote=False)}</description>"
-        return _DESCRIPTION.sub(lambda _: new, item, count=1)
+            continue
+        for old in item.getElementsByTagName("description"):
+            item.removeChild(old)
+        description = doc.createElement("description")
+        description.appendChild(doc.createTextNode(body))
+        item.appendChild(description)
+    return doc.toxml(encoding="UTF-8").decode("utf-8")
 
-    return _ITEM.sub(one, text)
+
+def _child_text(node: Any, tag: str) -> str | None:
+    found = node.getElementsByTagName(tag)
+    if not found:
+        return None
+    return "".join(t.data for t in found[0].childNodes if t.nodeType == t.TEXT_NODE)
 
 
 def _fill_json(doc: dict[str, Any], items: Mapping[str, str]) -> dict[str, Any]:

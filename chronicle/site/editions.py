@@ -39,7 +39,7 @@ from chronicle.site.edition_cache import LOCALE_FOLDER, edition_key
 from chronicle.site.inputs import BuildInputs
 
 __all__ = ["LOCALE_FOLDER", "Editions", "alternates", "edition_days", "edition_files",
-           "folder_sitemaps", "localize_config", "translate_nav", "twin_links"]
+           "folder_sitemaps", "localize_config", "translate_nav", "twins"]
 Files = dict[str, str | bytes]
 FEED_IMAGE = "loss"  # the day chart a feed item shows, as a PNG too (snapshot/seal.py)
 
@@ -53,37 +53,25 @@ class Editions:
     caches: Caches | None = None  # what earlier builds made (site/build_cache.py)
 
 
-def alternates(languages: tuple[str, ...], code: str, dest_uri: str | None = None
-               ) -> list[dict[str, str]]:
-    """Return the language switch: Material's `extra.alternate` entries.
-
-    Without `dest_uri`: each edition's home, relative to this edition's root (what
-    Material's templates outside the pages, such as 404.html, resolve correctly). With
-    it: a marker per language that `twin_links` replaces with the page's own twin, since
-    Material's `url` filter cannot express a link out of the build's root.
-    """
+def alternates(languages: tuple[str, ...], code: str) -> list[dict[str, str]]:
+    """Return the language switch of the pages outside the site's page list (404.html):
+    Material's `extra.alternate` entries, each edition's home relative to this edition's
+    root (what Material's `url` filter resolves)."""
     up = "../" if code != DEFAULT else ""
-    out = []
-    for lang in languages:
-        if dest_uri is not None:
-            link = f"{TWIN_MARK}{lang}"
-        else:
-            link = "index.html" if lang == code else f"{up}{edition_dir(lang)}index.html"
-        out.append({"name": NAMES[lang], "lang": lang, "link": link})
-    return out
+    return [{"name": NAMES[lang], "lang": lang,
+             "link": "index.html" if lang == code else f"{up}{edition_dir(lang)}index.html"}
+            for lang in languages]
 
 
-TWIN_MARK = "#chronicle-twin-"
-
-
-def twin_links(output: str, languages: tuple[str, ...], code: str, dest_uri: str) -> str:
-    """Return a page's HTML with each language's marker (see `alternates`) replaced by the
-    link to the same page in that language, relative to this page."""
+def twins(languages: tuple[str, ...], code: str, dest_uri: str) -> list[dict[str, str]]:
+    """Return a page's language switch: for each language, the same page in that language,
+    relative to this page (`href`; the theme's partials/alternate.html and main.html use
+    it as is: Material's `url` filter cannot express a link out of the build's root)."""
     home = "../" * dest_uri.count("/") + ("../" if code != DEFAULT else "")
-    for lang in languages:
-        href = dest_uri.rsplit("/", 1)[-1] if lang == code else home + edition_dir(lang) + dest_uri
-        output = output.replace(f'href="{TWIN_MARK}{lang}"', f'href="{href}"')
-    return output
+    return [{"name": NAMES[lang], "lang": lang,
+             "href": dest_uri.rsplit("/", 1)[-1] if lang == code
+             else home + edition_dir(lang) + dest_uri}
+            for lang in languages]
 
 
 def localize_config(config: MkDocsConfig, run: RunConfig, lang: Language) -> None:

@@ -14,7 +14,8 @@ import os
 import re
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
+from xml.dom import minidom
 
 from markupsafe import Markup, escape
 from mkdocs.config.defaults import MkDocsConfig
@@ -27,7 +28,7 @@ from mkdocs.utils.templates import TemplateContext
 from chronicle.config import RunConfig, load_config
 from chronicle.errors import ChronicleError
 from chronicle.render.i18n import DEFAULT, ENGLISH, Language, language
-from chronicle.site.citable import alternate_links, day_sections
+from chronicle.site.citable import day_sections, feed_links
 from chronicle.site.copier import StaticCopy, copy_in_background
 from chronicle.site.daily_feed import fill_daily_feeds, item_html
 from chronicle.site.editions import (
@@ -38,7 +39,7 @@ from chronicle.site.editions import (
     folder_sitemaps,
     localize_config,
     translate_nav,
-    twin_links,
+    twins,
 )
 from chronicle.site.inputs import BuildInputs, load_inputs
 from chronicle.site.pages import (
@@ -54,7 +55,6 @@ from chronicle.site.statics import Drawing
 log = logging.getLogger("mkdocs.plugins.chronicle")
 _OLD_QUOT, _OLD_APOS = "&\\#34;", "&\\#39;"
 DAY_PAGE = re.compile(r"^days/(\d{4}-\d{2}-\d{2})\.md$")
-_ENCLOSURE = re.compile(r'<enclosure url="([^"]+)" type="[^"]*" length=("None")')
 
 
 def load_run_config(mkdocs_config: MkDocsConfig) -> RunConfig:
@@ -220,10 +220,14 @@ class ChroniclePlugin(BasePlugin):
 
     def on_page_context(self, context: TemplateContext, *, page: Page, config: MkDocsConfig,
                         nav: Any) -> TemplateContext:
-        """Point the language switch at this page in every language (hreflang both ways)."""
+        """Hand the theme (site/theme/) this page's language switch, pointing at its twin
+        in every language (hreflang both ways), and the chronicle's own feeds, relative to
+        the page: the templates write them, nothing patches the built page."""
+        base = "../" * page.url.count("/")  # use_directory_urls is off: days/x.html -> ../
+        ours = cast(dict[str, Any], context)  # TemplateContext is Material's keys only
         if len(self.languages) > 1:
-            config.extra["alternate"] = alternates(self.languages, self.code,
-                                                   page.file.dest_uri)
+            ours["chronicle_alternates"] = twins(self.languages, self.code, page.file.dest_uri)
+        ours["chronicle_feeds"] = feed_links(self.inputs.config, base, self.lang)
         return context
 
     def _cite_sections(self, day: str) -> str:
@@ -234,15 +238,9 @@ class ChroniclePlugin(BasePlugin):
         return day_sections(self.inputs.config, sealed, snap, self.lang)
 
     def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str:
-        """Announce the failures and corrections feeds in every page's <head>; point the
-        language switch at this page's twins."""
-        base = "../" * page.url.count("/")  # use_directory_urls is off: days/x.html -> ../
+        """Note each page this build wrote (the sitemaps of the language switch)."""
         self.pages.append(page.file.dest_uri)
-        if len(self.languages) > 1:  # the next page (or 404.html) names its own twin
-            config.extra["alternate"] = alternates(self.languages, self.code)
-            output = twin_links(output, self.languages, self.code, page.file.dest_uri)
-        links = alternate_links(self.inputs.config, base, self.lang)
-        return output.replace("</head>", links + "</head>", 1)
+        return output
 
     def _write_svgs(self, site_dir: Path) -> None:
         """Write the static SVG of every generated chart (drawn beside the pages)."""
@@ -302,20 +300,23 @@ def fix_enclosure_lengths(config: MkDocsConfig) -> None:
 
     The plugin measures a page image relative to the page's source folder but builds its
     URL relative to the site root; day images are site-root paths, so measure them here.
+    The feed is read and written as an XML document.
     """
     rss = config.plugins.get("rss")
     names = getattr(getattr(rss, "config", None), "feeds_filenames", None)
     if names is None:
         return
     site_dir, url = Path(config.site_dir), config.site_url or ""
-
-    def length(match: re.Match[str]) -> str:
-        target = site_dir / match.group(1)[len(url):]
-        size = target.stat().st_size if match.group(1).startswith(url) and target.is_file() else 0
-        return f'{match.group(0)[: -len(match.group(2))]}"{size}"'
-
     for name in (names.rss_created, names.rss_updated):
         path = site_dir / name
-        if path.is_file():
-            path.write_text(_ENCLOSURE.sub(length, path.read_text(encoding="utf-8")),
-                            encoding="utf-8")
+        if not path.is_file():
+            continue
+        doc = minidom.parseString(path.read_bytes())
+        for enclosure in doc.getElementsByTagName("enclosure"):
+            if enclosure.getAttribute("length") != "None":
+                continue
+            link = enclosure.getAttribute("url")
+            target = site_dir / link[len(url):]
+            size = target.stat().st_size if link.startswith(url) and target.is_file() else 0
+            enclosure.setAttribute("length", str(size))
+        path.write_bytes(doc.toxml(encoding="UTF-8"))
