@@ -165,17 +165,24 @@ def folder(base: Path, parts: Sequence[str], create: bool = False) -> Iterator[i
 
 def links_under(top: Path) -> list[tuple[Path, str]]:
     """Return every entry under the folder `top` that is neither a regular file nor a
-    folder (a link, a FIFO, a socket, a device), with what it is; links are not followed."""
+    folder (a link, a FIFO, a socket, a device), with what it is; links are not followed.
+    The kind comes from the directory entry (d_type): no stat per file."""
     found: list[tuple[Path, str]] = []
-    for dirpath, dirnames, filenames in os.walk(top):  # os.walk never follows links
-        here = Path(dirpath)
-        for name in sorted(dirnames + filenames):
+    folders = [top]
+    while folders:
+        try:
+            entries = list(os.scandir(folders.pop()))
+        except (FileNotFoundError, NotADirectoryError):
+            continue  # gone meanwhile
+        for entry in entries:
             try:
-                mode = os.stat(here / name, follow_symlinks=False).st_mode
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append(Path(entry.path))
+                elif entry.is_symlink() or not entry.is_file(follow_symlinks=False):
+                    found.append((Path(entry.path),
+                                  describe(entry.stat(follow_symlinks=False).st_mode)))
             except FileNotFoundError:
-                continue  # gone meanwhile
-            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-                found.append((here / name, describe(mode)))
+                continue
     return sorted(found)
 
 
