@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from chronicle.render import md_text
 from chronicle.render.i18n import Language
 
 CFF_VERSION = "1.2.0"
@@ -59,6 +60,9 @@ def entry_key(e: Entry) -> str:
 
 
 def _tex(text: str) -> str:
+    # One line: a line of the config's text could otherwise close the ``` fence around
+    # the record on the page and continue as Markup.
+    text = " ".join(text.split())
     return _BIBTEX_SPECIAL.sub(lambda m: "\\textbackslash{}" if m.group(1) == "\\"
                                else "\\" + m.group(1), text)
 
@@ -131,7 +135,7 @@ def cite_markdown(e: Entry, files: Sequence[DataFile], cite_json: str, lang: Lan
             sha256=e.sha256,
             link=f'<a href="{source}">' + _("the sealed Markdown source") + "</a>"),
         "",
-        plain_citation(e).replace("*", "\\*").replace("_", "\\_"), "",
+        md_text(plain_citation(e)), "",  # the config's strings are text, not markup
         "```bibtex", bibtex(e).rstrip("\n"), "```", "",
         _("{csl} · the whole chronicle: {cff}").format(csl=csl, cff=cff), "",
         "## " + _("Data files") + " { data-search-exclude }", "",

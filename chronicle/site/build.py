@@ -24,7 +24,7 @@ from chronicle.render.i18n import edition_dir
 from chronicle.site.build_cache import Caches
 from chronicle.site.edition_process import EditionProcess, can_run_beside
 from chronicle.site.editions import Editions
-from chronicle.store import Store, locked
+from chronicle.store import Store, locked, refuse_unsealed
 
 # Files every chronicle site has: a folder holding them is a previous build, safe to empty.
 SITE_MARKERS = ("index.html", "api/latest.json")
@@ -95,6 +95,7 @@ def build_site(config: RunConfig, site_dir: Path | None = None,
     caches = Caches.of(config.root)
     editions = Editions(caches=caches)
     with locked(store, "build"):
+        refuse_unsealed(store)  # a stray file in docs/days: named, exit 2 (as verify does)
         latest = store.latest()
         # Same store, same bytes: dates that mkdocs and the feed plugin would take from the
         # clock come from the newest snapshot instead.

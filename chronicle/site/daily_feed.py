@@ -10,6 +10,7 @@ GUIDs, links and dates stay as the plugin wrote them.
 
 from __future__ import annotations
 
+import html
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -114,6 +115,14 @@ def _child_text(node: Any, tag: str) -> str | None:
 
 
 def _fill_json(doc: dict[str, Any], items: Mapping[str, str]) -> dict[str, Any]:
+    # JSON Feed's title, description and author names are plain text; the rss plugin
+    # wrote the config's, which are HTML-escaped text for the pages (site/plugin.py).
+    for key in ("title", "description"):
+        if isinstance(doc.get(key), str):
+            doc[key] = html.unescape(doc[key])
+    for author in doc.get("authors") or []:
+        if isinstance(author, dict) and isinstance(author.get("name"), str):
+            author["name"] = html.unescape(author["name"])
     for item in doc.get("items") or []:
         body = items.get(str(item.get("id") or ""))
         if body is not None:

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from chronicle.config import RunConfig
-from chronicle.errors import ChronicleError
+from chronicle.errors import ChronicleError, disk_error
 from chronicle.render.i18n import edition_dir
 from chronicle.render.svg import stop_workers
 from chronicle.site.build_cache import Caches, cache_root
@@ -147,6 +147,9 @@ def _child(config: RunConfig, mkdocs_yml: Path, staging: Path, code: str,
         pass  # the parent is gone or stopping (its English build failed, or Ctrl-C)
     except ChronicleError as err:
         report = ("error", str(err))
+    except OSError as err:  # a full or read-only disk is the user's to fix: one message
+        refused = disk_error(err, staging, "the store is unchanged; the site was not completed")
+        report = ("error", str(refused)) if refused else ("crash", traceback.format_exc())
     except Exception:
         report = ("crash", traceback.format_exc())
     finally:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
+from markupsafe import escape
 from mkdocs.config.defaults import MkDocsConfig
 from pymdownx.slugs import slugify
 
@@ -78,9 +79,9 @@ def localize_config(config: MkDocsConfig, run: RunConfig, lang: Language) -> Non
     code = lang.code
     config.theme["language"] = code
     config.site_url = edition_url(run, code)
-    config.site_description = lang.gettext(
+    config.site_description = escape(lang.gettext(
         "A dated, citable chronicle of the training run {run}: one page per day."
-    ).format(run=run.run.name)
+    ).format(run=run.run.name))  # text, never markup (site/plugin.py on_config)
     # jieba (Material's Chinese segmentation) announces its dictionary on stderr.
     logging.getLogger("jieba").setLevel(logging.WARNING)
     search = next((p for name, p in config.plugins.items()

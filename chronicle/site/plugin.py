@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, cast
 from xml.dom import minidom
 
+from markupsafe import Markup, escape
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, CombinedEvent, event_priority
@@ -122,11 +123,14 @@ class ChroniclePlugin(BasePlugin):
         if SCRIPT not in [str(x) for x in config.extra_javascript]:
             config.extra_javascript.append(SCRIPT)
         config.site_url = run.site.url
-        config.site_name = run.site.title
-        config.site_author = run.site.author
-        config.site_description = config.site_description or (
-            f"A dated, citable chronicle of the training run {run.run.name}: one page per day.")
-        config.copyright = f"{run.site.author} · {run.site.license}"
+        # Text, never markup: Material and the rss plugin print these into pages, <head>
+        # and the feed raw in some places and escaped (`| e`) in others; Markup shows as
+        # text in both, never escaped twice (site/daily_feed.py gives JSON Feed plain text).
+        config.site_name = escape(run.site.title)
+        config.site_author = escape(run.site.author)
+        config.site_description = escape(config.site_description or (
+            f"A dated, citable chronicle of the training run {run.run.name}: one page per day."))
+        config.copyright = escape(f"{run.site.author} · {run.site.license}")
         if self.code != DEFAULT:
             localize_config(config, run, self.lang)
             config.nav = translate_nav(config.nav, {s.path: s.title for s in SECTIONS},
@@ -196,6 +200,7 @@ class ChroniclePlugin(BasePlugin):
     def on_page_markdown(self, markdown: str, *, page: Page, config: MkDocsConfig,
                          files: Files) -> str:
         """Append the citation, data files and a link to the next day to a sealed day page."""
+        text_meta(page)
         if self.code != DEFAULT:  # a translated day page is complete
             return markdown
         match = DAY_PAGE.match(page.file.src_uri)
@@ -258,6 +263,16 @@ class ChroniclePlugin(BasePlugin):
             for path, text in folder_sitemaps(self.pages, self.languages, self.run,
                                               self.code).items():
                 (Path(config.site_dir) / path).write_text(text, encoding="utf-8")
+
+
+def text_meta(page: Page) -> None:
+    """Make the front matter's title and description text: Material prints a page's title
+    as HTML (in its header, the nav of every page, <title>) and its description raw into
+    an attribute; the home page's title is `site.title` from chronicle.yml."""
+    for key in ("title", "description"):
+        value = page.meta.get(key)
+        if isinstance(value, str) and not isinstance(value, Markup):
+            page.meta[key] = escape(value)
 
 
 def use_theme_overrides(config: MkDocsConfig) -> None:

@@ -9,7 +9,7 @@ are taken of.
 
 from chronicle.store.files import damaged, read_json
 from chronicle.store.hashing import dump_json, sha256_bytes, sha256_file
-from chronicle.store.lock import StoreBusy, locked
+from chronicle.store.lock import Access, StoreBusy, locked, reading
 from chronicle.store.read import (
     DATA_DIR,
     DAYS_DIR,
@@ -20,13 +20,21 @@ from chronicle.store.read import (
     snapshot_id,
 )
 from chronicle.store.tables import parquet_bytes, rows_to_table
-from chronicle.store.verify import Head, Problem, parse_head, verify_against, verify_store
+from chronicle.store.verify import (
+    Head,
+    Problem,
+    parse_head,
+    refuse_unsealed,
+    verify_against,
+    verify_store,
+)
 from chronicle.store.write import finish_interrupted, write_snapshot
 
 __all__ = [
     "DATA_DIR",
     "DAYS_DIR",
     "MANIFEST",
+    "Access",
     "Head",
     "Problem",
     "SnapshotInfo",
@@ -40,6 +48,8 @@ __all__ = [
     "parse_head",
     "parse_snapshot_id",
     "read_json",
+    "reading",
+    "refuse_unsealed",
     "rows_to_table",
     "sha256_bytes",
     "sha256_file",
