@@ -19,7 +19,7 @@ from chronicle.store.read import (
     parse_snapshot_id,
     snapshot_id,
 )
-from chronicle.store.tables import parquet_bytes, rows_to_table
+from chronicle.store.tables import metrics_table, parquet_bytes, rows_to_table, unstored_rows
 from chronicle.store.verify import Head, Problem, parse_head, verify_against, verify_store
 from chronicle.store.write import finish_interrupted, write_snapshot
 
@@ -36,6 +36,7 @@ __all__ = [
     "dump_json",
     "finish_interrupted",
     "locked",
+    "metrics_table",
     "parquet_bytes",
     "parse_head",
     "parse_snapshot_id",
@@ -44,6 +45,7 @@ __all__ = [
     "sha256_bytes",
     "sha256_file",
     "snapshot_id",
+    "unstored_rows",
     "verify_against",
     "verify_store",
     "write_snapshot",
