@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 import traceback
+import unicodedata
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,7 +23,7 @@ import pytest
 from chronicle.errors import SourceError
 from chronicle.sources.wandb import PAGE_SIZE, WandbFetch, fetch_wandb
 from tests.support.config import make_config
-from tests.support.fakes.hero import HERO, SENTINEL, add_run, hero_rows
+from tests.support.fakes.hero import HERO, SENTINEL, add_run, hero_node, hero_rows
 from tests.support.fakes.wandb_server import Failure, FakeWandb, SyntheticRows
 from tests.support.rows import as_rows
 
@@ -402,6 +403,9 @@ def test_fifty_thousand_rows(server: FakeWandb) -> None:
 
 # -- hostile payloads ------------------------------------------------------------------
 
+CONTROL = "\x00\x07\x1b[2J\x1b]0;owned\x07\x9b31m\x7f"
+
+
 def test_rows_at_impossible_times_are_left_out_and_named(server: FakeWandb) -> None:
     rows = hero_rows()
     bad = {5: -1e12, 7: 0, 9: "NaN", 11: 4.2e9, 13: rows[0]["_timestamp"] - 40 * 86400}
@@ -440,3 +444,22 @@ def test_nan_missing_and_duplicated_values_as_the_readme_promises(server: FakeWa
     assert "train/loss" not in by_step[40] and "train/loss" not in by_step[50]
     assert by_step[60]["train/loss"] == pytest.approx(rows[6]["train/loss"])
     assert steps_of(result) == [r["_step"] for r in rows]
+
+
+def test_control_characters_never_leave_the_run_record_or_the_keys(server: FakeWandb) -> None:
+    node = hero_node()
+    config = {**node["config"], f"notes{CONTROL}": {"value": f"lr sweep{CONTROL} 3"},
+              "nested": {"value": {"tags": [f"a{CONTROL}", 1.5], f"k{CONTROL}": "v"}}}
+    summary = {**node["summaryMetrics"], "status": f"done{CONTROL}\nok"}
+    rows = [{**r, f"throughput/x{CONTROL}": 1.0} for r in hero_rows()]
+    add_run(server, rows=rows, config=config, summary=summary,
+            display_name=f"hero{CONTROL}\nrun")
+    result = fetch()
+    (run,) = result.runs
+    assert run.name == "hero[2J]0;owned31m run"
+    assert run.config["notes[2J]0;owned31m"] == "lr sweep[2J]0;owned31m 3"
+    assert run.config["nested"] == {"tags": ["a[2J]0;owned31m", 1.5], "k[2J]0;owned31m": "v"}
+    assert run.summary["status"] == "done[2J]0;owned31m\nok"
+    assert "throughput/x[2J]0;owned31m" in result.rows.column_names
+    text = json.dumps(run.to_json(), ensure_ascii=False) + "".join(result.rows.column_names)
+    assert not [c for c in text if unicodedata.category(c) == "Cc" and c not in "\t\n"]

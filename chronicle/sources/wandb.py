@@ -21,7 +21,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from chronicle.clean import clean_line, safe_url, scrub_urls
+from chronicle.clean import clean_line, clean_text, safe_url, scrub_urls
 from chronicle.config import RunConfig, secret
 from chronicle.errors import SourceError
 from chronicle.models import RunRecord, parse_time
@@ -56,7 +56,22 @@ def _unwrap_config(config: Mapping[str, Any]) -> dict[str, Any]:
             out[key] = value["value"]
         else:
             out[key] = value
-    return out
+    return _clean_json(out)
+
+
+def _clean_json(value: Any) -> Any:
+    """Return a config value with the control characters out of every string in it (keys
+    too): a run's config is typed by whoever launched it, and is stored forever.
+    A number JSON cannot hold (NaN, infinity) becomes null, as in the summary."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, Mapping):
+        return {clean_line(str(k)): _clean_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean_json(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 def _clean_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
@@ -65,10 +80,13 @@ def _clean_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
     for key, value in summary.items():
         if key.startswith("_wandb"):
             continue
-        if isinstance(value, bool) or value is None or isinstance(value, str):
-            out[key] = value
+        name = clean_line(str(key))
+        if isinstance(value, bool) or value is None:
+            out[name] = value
+        elif isinstance(value, str):
+            out[name] = clean_text(value)
         elif isinstance(value, int | float):
-            out[key] = value if math.isfinite(value) else None
+            out[name] = value if math.isfinite(value) else None
     return out
 
 
@@ -79,7 +97,7 @@ def parse_run(raw: Mapping[str, Any], parent: str | None = None,
     if created is None:
         raise ValueError(f"run {raw.get('name')!r} has no createdAt")
     return RunRecord(
-        id=run_key(raw["name"]),  # a key: rows name their run by it, verbatim
+        id=run_key(raw["name"]),  # rows name their run by it
         name=clean_line(str(raw.get("displayName") or raw["name"])),
         state=clean_line(str(raw.get("state") or "unknown")),
         created_at=created,
@@ -93,8 +111,8 @@ def parse_run(raw: Mapping[str, Any], parent: str | None = None,
 
 
 def run_key(name: Any) -> str:
-    """Return the id a run's rows and records name it by (a W&B run id, verbatim)."""
-    return str(name)
+    """Return the id a run's rows and records name it by (a W&B run id, cleaned)."""
+    return clean_line(str(name))
 
 
 @dataclass(frozen=True)
@@ -144,7 +162,7 @@ def fetch_wandb(config: RunConfig, last_steps: dict[str, int], as_of: datetime,
             if parent is not None and run_id not in last_steps:
                 fork_step = history.first_step(run_id)
             runs.append(parse_run(node, parent=parent, fork_step=fork_step,
-                                  url=safe_url(str(run.url))))
+                                  url=clean_line(safe_url(str(run.url)))))
         parent = runs[-1].id
     rows = history.table()
     # Save outputs.
