@@ -21,13 +21,13 @@ memory` prints the memory rows alone. Rows:
 - recompute: `chronicle verify --recompute` on the DAYS-day demo (every sealed day
   re-derived from the stored snapshots and compared), the median of ROUNDS runs, against
   plain `chronicle verify` (the hash chain and every file's sha256) run alternately.
-Rows say whether `.cache/chronicle` was there (warm) or not (cold): the build rows run
-on the English copy after its first build (warm metrics copy); the nightly row starts
-from a chronicle built once, as a nightly with its cache restored does.
 - memory (issue #24): one night of 10^6 W&B rows (bench/night.py: `chronicle snapshot` of
   a live chronicle, the real wandb client against the fake W&B server) in seconds and peak
   MB, and the peak of `chronicle demo --days 365`; both as the processes together (the
   command and every process it starts, RSS summed, sampled from /proc every 0.1 s).
+Rows say whether `.cache/chronicle` was there (warm) or not (cold): the build rows run
+on the English copy after its first build (warm metrics copy); the nightly row starts
+from a chronicle built once, as a nightly with its cache restored does.
 Targets (issue #15): build <= 1.3x plain, nightly <= 1.5x plain, DAYS=100 demo <= 45 s,
 2x demo <= 2.0x, peak memory < 1 GB at 365 days (`make bench DAYS=365`); issue #24: a night
 of 10^6 rows < 1.5 GB, the 365-day demo < 1 GB (processes together).
