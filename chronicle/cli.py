@@ -169,6 +169,8 @@ def snapshot(root: Path, as_of: str | None) -> None:
             click.secho(
                 f"warning: source {status.name} failed: {status.error}", fg="yellow", err=True
             )
+        elif status.error:  # it answered, with something left out (W&B's bad rows)
+            click.secho(f"warning: source {status.name}: {status.error}", fg="yellow", err=True)
     for day in result.incomplete:
         click.secho(f"warning: {day} sealed without every source after waiting "
                     "sealing.max_wait_days; its page says so", fg="yellow", err=True)

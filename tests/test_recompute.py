@@ -19,6 +19,7 @@ from chronicle.store import Store
 from tests.support.chain import edit_day_json, rewrite_manifest, rewrite_sealed
 from tests.support.commands import cli
 from tests.support.config import scaffold_simulated
+from tests.support.rows import as_rows
 
 LATE_FROM = datetime(2026, 8, 21, 18, 0, tzinfo=UTC)  # rows of day 2 after this arrive late
 
@@ -37,7 +38,7 @@ def sealed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     def lagging(config_: object, store: Store, as_of: datetime) -> Fetched:
         got = fetch_simulated_source(config, store, as_of)
         if as_of == _night(2) and got.metrics is not None:
-            rows = [r for r in got.metrics if r["timestamp"] < LATE_FROM.timestamp()]
+            rows = [r for r in as_rows(got.metrics) if r["timestamp"] < LATE_FROM.timestamp()]
             return Fetched(rows, got.runs, got.threads, got.failures, got.statuses,
                            pulls=got.pulls)
         return got

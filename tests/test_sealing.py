@@ -18,6 +18,7 @@ from chronicle.snapshot.provenance import Artifact, MetricsFile, day_provenance,
 from chronicle.snapshot.take import take_snapshot
 from chronicle.store import Store, sha256_file, verify_store
 from tests.support.config import scaffold_simulated
+from tests.support.rows import as_rows
 
 START = date(2026, 8, 20)
 LAG_FROM = datetime(2026, 8, 20, 18, 0, tzinfo=UTC)  # rows of day 1 after this arrive late
@@ -36,7 +37,7 @@ def lagging(config: RunConfig, store: Store, as_of: datetime) -> Fetched:
     """The simulated source, but on the first night W&B has not yet served day 1's evening."""
     got = fetch_simulated_source(config, store, as_of)
     if as_of == _night(1) and got.metrics is not None:
-        cut = [r for r in got.metrics if r["timestamp"] < LAG_FROM.timestamp()]
+        cut = [r for r in as_rows(got.metrics) if r["timestamp"] < LAG_FROM.timestamp()]
         return Fetched(cut, got.runs, got.threads, got.failures, got.statuses)
     return got
 

@@ -9,14 +9,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chronicle.models.github import Comment, PullRequest, Thread
 from chronicle.models.times import Archived, iso, parse_time, required_time
 
-# Metric rows are plain dicts: "run" (W&B run id), "step" (int), "timestamp" (epoch
-# seconds, float) and then the raw W&B keys ("train/loss", ...) with float values
-# (NaN allowed: it is data). The store keeps them in Parquet, one column per key.
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+# Metric rows: "run" (W&B run id), "step" (int), "timestamp" (epoch seconds, float) and
+# then the raw W&B keys ("train/loss", ...) with float values (NaN allowed: it is data).
+# A fetch carries them as an Arrow table with those columns (a night may bring 10^6 rows);
+# one row as a plain dict is a MetricRow. The store keeps them in Parquet, one column per key.
 MetricRow = dict[str, Any]
 ROW_KEYS = ("run", "step", "timestamp")
 
@@ -141,6 +145,11 @@ class SourceStatus:
     error: str | None = None
     detail: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def degraded(self) -> bool:
+        """Failed, or answered with something left out (`error` says what): exit 3."""
+        return not self.ok or self.error is not None
+
     def to_json(self) -> dict[str, Any]:
         return {"status": "ok" if self.ok else "failed", "error": self.error, **self.detail}
 
@@ -156,10 +165,11 @@ class Fetched:
 
     `runs`/`metrics` are None when W&B failed, `threads` None when GitHub failed: the
     store then keeps what it had (nothing is dropped) and the manifest records why.
-    `pulls` is None when GitHub failed or `github.pulls` is not configured.
+    `pulls` is None when GitHub failed or `github.pulls` is not configured. `metrics` is
+    a table of rows (see MetricRow); a list of MetricRow dicts is accepted too.
     """
 
-    metrics: list[MetricRow] | None
+    metrics: pa.Table | list[MetricRow] | None
     runs: list[RunRecord] | None
     threads: list[Thread] | None
     failures: list[FailureRecord]
@@ -168,4 +178,4 @@ class Fetched:
 
     @property
     def degraded(self) -> bool:
-        return any(not s.ok for s in self.statuses)
+        return any(s.degraded for s in self.statuses)

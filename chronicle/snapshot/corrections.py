@@ -11,11 +11,13 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+import pyarrow as pa
+
 from chronicle.analysis.corrections import find_corrections, late_days
 from chronicle.analysis.days import summarize_day
 from chronicle.analysis.series import Series
 from chronicle.config import RunConfig
-from chronicle.models import FailureRecord, MetricRow, Thread
+from chronicle.models import FailureRecord, Thread
 from chronicle.store import Store
 
 
@@ -25,14 +27,14 @@ def snapshot_corrections(
     series: Series,
     failures: Sequence[FailureRecord],
     history: Mapping[int, Sequence[Thread]],
-    new_rows: Sequence[MetricRow] | None,
+    new_rows: pa.Table | None,
     sid: str,
     as_of: datetime,
 ) -> list[dict[str, Any]]:
     """Return corrections to sealed days that received rows in this snapshot."""
-    if not new_rows:
+    if new_rows is None or not new_rows.num_rows:
         return []
-    touched = late_days(float(r["timestamp"]) for r in new_rows)
+    touched = late_days(new_rows.column("timestamp").to_numpy())
     sealed = store.sealed_days()
     earlier = store.corrections()
     out: list[dict[str, Any]] = []

@@ -22,7 +22,6 @@ from chronicle.analysis.series import Series, build_series
 from chronicle.config import RunConfig
 from chronicle.models import (
     FailureRecord,
-    MetricRow,
     PullRequest,
     RunRecord,
     SourceStatus,
@@ -43,8 +42,8 @@ class Tonight:
 
     sid: str
     as_of: datetime
-    rows: list[MetricRow] | None  # the rows new in it (None: W&B failed)
-    table: pa.Table | None  # the same rows as a table (None: no row)
+    rows: pa.Table | None  # the rows new in it (None: W&B failed)
+    table: pa.Table | None  # the same rows (None: no row)
     runs: list[RunRecord] | None  # None: the source failed (the newest stored ones count)
     threads: list[Thread] | None
     pulls: list[PullRequest] | None

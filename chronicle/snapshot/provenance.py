@@ -13,10 +13,13 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from chronicle.analysis.day_model import DERIVED, figure_at, figures
 from chronicle.analysis.series import day_bounds
 from chronicle.config import CONFIG_NAME, RunConfig
-from chronicle.models import FailureRecord, MetricRow, RunRecord
+from chronicle.models import FailureRecord, RunRecord
 from chronicle.store import SnapshotInfo, Store, dump_json, parquet_bytes, sha256_bytes, sha256_file
 
 PROVENANCE_SCHEMA = "chronicle-provenance/1"
@@ -106,7 +109,7 @@ class SealContext:
     """The artifacts of the store plus the snapshot being taken, for provenance."""
 
     def __init__(self, config: RunConfig, store: Store, sid: str,
-                 new_rows: Sequence[MetricRow] | None, failures: Sequence[FailureRecord],
+                 new_rows: pa.Table | None, failures: Sequence[FailureRecord],
                  runs: Sequence[RunRecord] | None = None,
                  stored: SnapshotInfo | None = None) -> None:
         """`stored`: the snapshot `sid` as stored (verify --recompute replays it): its
@@ -129,16 +132,16 @@ class SealContext:
             if meta and found:
                 self.metrics.append(MetricsFile(Artifact(
                     f"data/{sid}/metrics.parquet", meta["sha256"], meta["size"]), *found))
-        elif new_rows:
+        elif new_rows is not None:
             # Same bytes as the store will write (the sha256 is the manifest's).
-            blob = parquet_bytes(list(new_rows))
-            ts = [float(r["timestamp"]) for r in new_rows]
-            self.metrics.append(MetricsFile(
-                Artifact(f"data/{sid}/metrics.parquet", sha256_bytes(blob), len(blob)),
-                min(ts), max(ts)))
-        if new_rows is not None and stored is None:
-            blob = parquet_bytes(list(new_rows)) if not new_rows else blob
+            blob = parquet_bytes(new_rows)
             self.new_metrics = {"sha256": sha256_bytes(blob), "size": len(blob)}
+            if new_rows.num_rows:
+                span = pc.min_max(new_rows.column("timestamp"))
+                self.metrics.append(MetricsFile(
+                    Artifact(f"data/{sid}/metrics.parquet", sha256_bytes(blob), len(blob)),
+                    float(span["min"].as_py()), float(span["max"].as_py())))
+            del blob  # up to ~100 MB on a heavy night: not kept past its checksum
         # The run configs a sequence length is read from: tonight's, else the newest stored.
         self.runs: Artifact | None = None
         if stored is not None and "runs.json" in stored.files:

@@ -108,12 +108,10 @@ def _touches(store: Store, snap: SnapshotInfo, sealed: set[str]) -> bool:
 def _stored_tonight(store: Store, snap: SnapshotInfo) -> Tonight:
     """Return a stored snapshot as `prepare_night` takes the one being taken."""
     table = store.metrics_of(snap)
-    rows = None if table is None else [
-        {k: v for k, v in row.items() if v is not None} for row in table.to_pylist()]
     statuses = sorted(snap.sources.values(), key=lambda s: (
         FETCH_ORDER.index(s.name) if s.name in FETCH_ORDER else len(FETCH_ORDER), s.name))
     given = [f for f in store.failures_of(snap) if f.source not in DERIVED_SOURCES]
-    return Tonight(snap.id, snap.taken_at, rows,
+    return Tonight(snap.id, snap.taken_at, table,
                    table if table is not None and table.num_rows else None,
                    store.runs_of(snap), store.threads_of(snap), store.pulls_of(snap),
                    tuple(statuses), given, stored=snap)

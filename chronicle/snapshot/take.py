@@ -13,8 +13,10 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
+import pyarrow as pa
+
 from chronicle.config import RunConfig
-from chronicle.models import FailureRecord, Fetched, MetricRow, SourceStatus
+from chronicle.models import FailureRecord, Fetched, SourceStatus
 from chronicle.render.svg import warm_up
 from chronicle.snapshot.fetch import Fetcher, fetch_live, fetch_simulated_source
 from chronicle.snapshot.night import Tonight, prepare_night
@@ -22,7 +24,7 @@ from chronicle.snapshot.plan import WaitingDay, some_day_closed
 from chronicle.snapshot.preflight import check_as_of, check_failure_text, check_scaffold_values
 from chronicle.snapshot.seal import SealInputs, seal_days
 from chronicle.sources.manual import load_failures_file
-from chronicle.store import Store, locked, rows_to_table, snapshot_id, write_snapshot
+from chronicle.store import Store, locked, snapshot_id, unstored_rows, write_snapshot
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,7 @@ class SnapshotResult:
 
     @property
     def degraded(self) -> bool:
-        return any(not s.ok for s in self.statuses)
+        return any(s.degraded for s in self.statuses)
 
 
 def take_snapshot(
@@ -81,8 +83,9 @@ def _take(config: RunConfig, store: Store, as_of: datetime, manual: list[Failure
     new_rows = _new_rows(store, fetched, as_of)
     sid = snapshot_id(as_of)
     night = prepare_night(config, store, Tonight(
-        sid, as_of, new_rows, rows_to_table(new_rows) if new_rows else None, fetched.runs,
-        fetched.threads, fetched.pulls, fetched.statuses, [*manual, *fetched.failures]))
+        sid, as_of, new_rows, new_rows if new_rows is not None and new_rows.num_rows else None,
+        fetched.runs, fetched.threads, fetched.pulls, fetched.statuses,
+        [*manual, *fetched.failures]))
     failures, corrections, plan = night.failures, night.corrections, night.plan
     sealed = seal_days(SealInputs(
         config, store, as_of, sid, plan.ready, night.evidence, backfilled,
@@ -101,7 +104,7 @@ def _take(config: RunConfig, store: Store, as_of: datetime, manual: list[Failure
     return SnapshotResult(
         snapshot=info.id,
         taken_at=as_of,
-        rows=len(new_rows or ()),
+        rows=new_rows.num_rows if new_rows is not None else 0,
         threads=len(fetched.threads or ()),
         failures=len(failures),
         sealed=tuple(sorted(sealed)),
@@ -111,16 +114,8 @@ def _take(config: RunConfig, store: Store, as_of: datetime, manual: list[Failure
     )
 
 
-def _new_rows(store: Store, fetched: Fetched, as_of: datetime) -> list[MetricRow] | None:
+def _new_rows(store: Store, fetched: Fetched, as_of: datetime) -> pa.Table | None:
     """Return the fetched rows not stored before (a re-fetched step is never stored twice)."""
     if fetched.metrics is None:
         return None
-    stored = store.stored_keys()
-    seen: set[tuple[str, int]] = set()
-    out: list[MetricRow] = []
-    for row in fetched.metrics:
-        key = (row["run"], int(row["step"]))
-        if key not in stored and key not in seen and row["timestamp"] <= as_of.timestamp():
-            seen.add(key)
-            out.append(row)
-    return out
+    return unstored_rows(store.load_metrics(), fetched.metrics, as_of.timestamp())

@@ -19,7 +19,7 @@ from chronicle.store.read import (
     parse_snapshot_id,
     snapshot_id,
 )
-from chronicle.store.tables import parquet_bytes, rows_to_table
+from chronicle.store.tables import metrics_table, parquet_bytes, rows_to_table, unstored_rows
 from chronicle.store.verify import (
     Head,
     Problem,
@@ -44,6 +44,7 @@ __all__ = [
     "dump_json",
     "finish_interrupted",
     "locked",
+    "metrics_table",
     "parquet_bytes",
     "parse_head",
     "parse_snapshot_id",
@@ -54,6 +55,7 @@ __all__ = [
     "sha256_bytes",
     "sha256_file",
     "snapshot_id",
+    "unstored_rows",
     "verify_against",
     "verify_store",
     "write_snapshot",
