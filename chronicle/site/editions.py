@@ -192,18 +192,37 @@ def edition_days(inputs: BuildInputs, lang: Language, cache: BuildCache | None =
         charts = (day_charts(when, evidence[0], evidence[1], config, lang, changes)
                   if evidence is not None else {})
         todo[d["date"]] = (key, meta, charts)
-    # The charts of every day rendered now are drawn together, in parallel workers.
+        if len(todo) >= DRAWN_TOGETHER:
+            out.update(_drawn_days(todo, inputs, lang, cache))
+            todo = {}
+    out.update(_drawn_days(todo, inputs, lang, cache))
+    return out
+
+
+# Days whose charts are drawn in one go: enough to keep every render worker busy, few
+# enough that a cold build of a long run never holds every day's specs at once (a spec's
+# rows as Python objects are ~20x their JSON).
+DRAWN_TOGETHER = 8
+
+
+def _drawn_days(todo: dict[str, tuple[str, dict[str, Any], dict[str, dict[str, Any]]]],
+                inputs: BuildInputs, lang: Language, cache: BuildCache | None) -> Files:
+    """Draw the charts of the days in `todo` together (in parallel workers) and return
+    their files (kept in `cache` under each day's key)."""
+    if not todo:
+        return {}
     drawn, pngs = render_statics(
         {f"{day}/{name}": spec for day, (_k, _m, charts) in todo.items()
          for name, spec in charts.items()},
         png=[f"{day}/{FEED_IMAGE}" for day, (_k, _m, charts) in todo.items()
              if FEED_IMAGE in charts])
     by_date = {x["date"]: x for x in inputs.days}
+    out = Files()
     for day, (key, meta, charts) in todo.items():
         with_png = {FEED_IMAGE} if f"{day}/{FEED_IMAGE}" in pngs else set()
         files: Files = {f"days/{day}.md": edition_day_page(
-            by_date[day], charts, config, meta["entry"], meta["cite"], meta["later"], lang,
-            with_png)}
+            by_date[day], charts, inputs.config, meta["entry"], meta["cite"], meta["later"],
+            lang, with_png)}
         for name, spec in sorted(charts.items()):
             files[f"days/{day}/{name}.vl.json"] = spec_json(spec)
             files[f"days/{day}/{name}.svg"] = drawn[f"{day}/{name}"]
