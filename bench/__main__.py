@@ -1,7 +1,8 @@
 """`make bench` (python -m bench [DAYS]): chronicle's cost as ratios measured in one run.
 
 Absolute seconds drift between machines and runs; ratios measured side by side do not.
-Every timed step runs in its own process (its peak RSS is its own). Rows:
+Every timed step runs in its own process (its peak RSS is its own). `python -m bench
+memory` prints the memory rows alone. Rows:
 - build: `chronicle build` of the DAYS-day demo vs a plain mkdocs-material build of the
   same Markdown pages (bench/plain.py), alternating, median of ROUNDS each (the row's
   ratio), and each round's own ratio after it: how far the machine drifted;
@@ -17,11 +18,19 @@ Every timed step runs in its own process (its peak RSS is its own). Rows:
   (what a nightly restores: only the new day's translated page is rendered), and cold,
   with both chronicles' caches deleted before each round (a first build, or a nightly
   whose cache was evicted).
+- recompute: `chronicle verify --recompute` on the DAYS-day demo (every sealed day
+  re-derived from the stored snapshots and compared), the median of ROUNDS runs, against
+  plain `chronicle verify` (the hash chain and every file's sha256) run alternately.
+- memory (issue #24): one night of 10^6 W&B rows (bench/night.py: `chronicle snapshot` of
+  a live chronicle, the real wandb client against the fake W&B server) in seconds and peak
+  MB, and the peak of `chronicle demo --days 365`; both as the processes together (the
+  command and every process it starts, RSS summed, sampled from /proc every 0.1 s).
 Rows say whether `.cache/chronicle` was there (warm) or not (cold): the build rows run
 on the English copy after its first build (warm metrics copy); the nightly row starts
 from a chronicle built once, as a nightly with its cache restored does.
 Targets (issue #15): build <= 1.3x plain, nightly <= 1.5x plain, DAYS=100 demo <= 45 s,
-2x demo <= 2.0x, peak memory < 1 GB at 365 days (`make bench DAYS=365`).
+2x demo <= 2.0x, peak memory < 1 GB at 365 days (`make bench DAYS=365`); issue #24: a night
+of 10^6 rows < 1.5 GB, the 365-day demo < 1 GB (processes together).
 """
 
 from __future__ import annotations
@@ -176,6 +185,24 @@ def row(label: str, rounds: Rounds, target: float) -> str:
     return ratio(label, *rounds.medians, target) + f"  (rounds: {rounds.each()})"
 
 
+def memory_rows(tmp: Path) -> list[str]:
+    """Issue #24's rows: a night of NIGHT_ROWS W&B rows, and the 365-day demo, each with
+    its processes' peak together (and its largest process's)."""
+    from bench.night import ROWS, measure, night
+
+    heavy = night(ROWS)
+    year = measure(chronicle("demo", "--days", "365", "--out", str(tmp / "year")))
+    shutil.rmtree(tmp / "year", ignore_errors=True)
+    out = []
+    for label, peak, target in ((f"night of {ROWS:,} W&B rows", heavy, 1536),
+                                ("demo, 365 days", year, 1024)):
+        verdict = "met" if peak.together_mb < target else "MISSED"
+        out.append(f"{label:<34}{peak.seconds:8.1f} s  peak {peak.together_mb:5.0f} MB "
+                   f"together (largest process {peak.largest_mb:.0f} MB)  target < {target} MB "
+                   f"({verdict})  CPU {peak.cpu:.0f} s")
+    return out
+
+
 def main(days: int) -> None:
     from datetime import timedelta
 
@@ -228,6 +255,9 @@ def main(days: int) -> None:
             for c in (tmp / "demo", en_only)))
         cold = median_pair(chronicle("build", "--dir", str(tmp / "demo")),
                            chronicle("build", "--dir", str(en_only)), prepare=forget)
+        # verify --recompute against plain verify, on the demo (read-only: no copy needed).
+        recompute = median_pair(chronicle("verify", "--dir", str(tmp / "demo"), "--recompute"),
+                                chronicle("verify", "--dir", str(tmp / "demo")))
         print(row("build (en only) vs plain mkdocs", build, 1.3))
         print(row("two editions vs en only, warm", both, 1.6) + f"  peak {both.peak:.0f} MB")
         print(row("two editions vs en only, cold", cold, 1.6))
@@ -240,6 +270,12 @@ def main(days: int) -> None:
         print(ratio(f"demo {2 * days} days vs {days} days", long_s, demo_s, 2.0)
               + f"  peak {long_mb:.0f} MB")
         print(f"{'peak memory (build)':<34}{build.peak:8.0f} MB  target < 1024 MB at 365 days")
+        rc_s, plain_s = recompute.medians
+        print(f"{f'verify --recompute, {days} days':<34}{rc_s:8.1f} s vs {plain_s:6.1f} s plain "
+              f"verify  ratio {rc_s / plain_s:4.1f}  peak {recompute.peak:5.0f} MB  (rounds: "
+              f"{' '.join(f'{a:.1f}' for a in recompute.a)})")
+        for line in memory_rows(tmp):
+            print(line)
         for edition in ("", "zh"):
             for line in weights(tmp / "demo" / "site", edition):
                 print(line)
@@ -251,4 +287,8 @@ def main(days: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 100)
+    if sys.argv[1:] == ["memory"]:  # `python -m bench memory`: issue #24's rows alone
+        with tempfile.TemporaryDirectory() as scratch:
+            print("\n".join(memory_rows(Path(scratch))))
+    else:
+        main(int(sys.argv[1]) if len(sys.argv) > 1 else 100)

@@ -15,6 +15,7 @@ from pathlib import Path
 import yaml
 
 from chronicle.config import load_config
+from chronicle.render.i18n import ENGLISH
 from chronicle.site.citable import day_sections
 from chronicle.site.inputs import load_inputs
 from chronicle.site.pages import nav, site_files
@@ -27,7 +28,7 @@ def write_plain_project(chronicle: Path, target: Path) -> Path:
     inputs = load_inputs(config)
     docs = target / "docs"
     shutil.copytree(chronicle / "docs", docs)  # assets, the store and the sealed days
-    for rel, content in with_svgs(site_files(inputs)).items():
+    for rel, content in with_svgs(site_files(inputs, ENGLISH)).items():
         path = docs / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         if isinstance(content, bytes):
@@ -39,7 +40,7 @@ def write_plain_project(chronicle: Path, target: Path) -> Path:
         page = docs / "days" / f"{d['date']}.md"
         snap = inputs.sealers[date.fromisoformat(d["date"])]
         text = page.read_text(encoding="utf-8").rstrip("\n") + "\n\n"
-        text += day_sections(config, d, snap)
+        text += day_sections(config, d, snap, ENGLISH)
         if i + 1 < len(dates):
             text = text.rstrip("\n") + f"\n\n[Next day: {dates[i + 1]} →]({dates[i + 1]}.md)\n"
         page.write_text(text, encoding="utf-8")

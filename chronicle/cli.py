@@ -19,7 +19,14 @@ import click
 
 from chronicle import __version__
 from chronicle.config import load_config
-from chronicle.errors import EXIT_DEGRADED, ChronicleError, SiteCheckError, VerifyError
+from chronicle.config.checks import FIRST_DAY, LAST_DAY
+from chronicle.errors import (
+    EXIT_DEGRADED,
+    ChronicleError,
+    SiteCheckError,
+    VerifyError,
+    disk_error,
+)
 from chronicle.models import iso
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -34,15 +41,20 @@ DIR_OPTION = click.option(
 
 
 def _clean_errors(func: F) -> F:
-    """Turn ChronicleError into a message on stderr and its exit code, never a traceback."""
+    """Turn ChronicleError into a message on stderr and its exit code, never a traceback;
+    so is a write the disk refuses (full, read-only, no permission), naming the file."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
         except ChronicleError as err:
-            click.secho(f"error: {err}", fg="red", err=True)
-            sys.exit(err.exit_code)
+            _fail(err)
+        except OSError as err:
+            refused = disk_error(err, *_disk_context(func.__name__, kwargs))
+            if refused is None:
+                raise
+            _fail(refused)
         except KeyboardInterrupt:
             click.echo(
                 "interrupted; the store is unchanged unless a snapshot was reported", err=True
@@ -52,6 +64,28 @@ def _clean_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def _fail(err: ChronicleError) -> None:
+    click.secho(f"error: {err}", fg="red", err=True)
+    sys.exit(err.exit_code)
+
+
+def _disk_context(command: str, kwargs: dict[str, Any]) -> tuple[Path, str]:
+    """Return where `command` writes (named when the disk refused a write without naming
+    the file) and what was left written."""
+    root = Path(kwargs.get("root") or kwargs.get("out") or kwargs.get("target") or ".")
+    if command == "snapshot":
+        # store/write.py writes a snapshot into a temporary folder, removed on failure.
+        return root / "docs" / "data", "no snapshot was written (the store is as it was)"
+    if command in ("build", "serve"):
+        site = kwargs.get("site_dir") or root / "site"
+        return Path(site), "the store is unchanged; the site was not completed"
+    if command == "demo":
+        return root, "the nights snapshotted so far are kept (each one whole)"
+    if command == "init":
+        return root, "the scaffold may be incomplete: delete what it wrote"
+    return root, "nothing was changed"
+
+
 def parse_as_of(value: str | None) -> datetime:
     """Parse --as-of (ISO 8601; naive means UTC) or return now."""
     if value is None:
@@ -59,13 +93,19 @@ def parse_as_of(value: str | None) -> datetime:
     text = value.strip().replace("Z", "+00:00")
     try:
         when = datetime.fromisoformat(text)
+        when = when if when.tzinfo else when.replace(tzinfo=UTC)
+        when = when.astimezone(UTC).replace(microsecond=0)
     except ValueError as err:
         raise click.BadParameter(
             f"{value!r} is not an ISO 8601 time; use e.g. 2026-09-30T03:17:00Z",
             param_hint="--as-of",
         ) from err
-    when = when if when.tzinfo else when.replace(tzinfo=UTC)
-    return when.astimezone(UTC).replace(microsecond=0)
+    except OverflowError:  # year 1 east of UTC, or year 9999 west of it: no UTC time
+        raise click.BadParameter(
+            f"{value!r} is outside {FIRST_DAY.year} to {LAST_DAY.year}, the times a chronicle "
+            "records; pass a time of the run, e.g. 2026-09-30T03:17:00Z",
+            param_hint="--as-of") from None
+    return when  # how far from the run it may be: snapshot/preflight.py
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -132,6 +172,8 @@ def snapshot(root: Path, as_of: str | None) -> None:
             click.secho(
                 f"warning: source {status.name} failed: {status.error}", fg="yellow", err=True
             )
+        elif status.error:  # it answered, with something left out (W&B's bad rows)
+            click.secho(f"warning: source {status.name}: {status.error}", fg="yellow", err=True)
     for day in result.incomplete:
         click.secho(f"warning: {day} sealed without every source after waiting "
                     "sealing.max_wait_days; its page says so", fg="yellow", err=True)
@@ -214,22 +256,36 @@ def check_site(root: Path, site_dir: Path | None) -> None:
     help="Also check that a published chain head (a site's URL or api/latest.json, a saved "
     "copy of it or of a MANIFEST.json, or the head's sha256) is in this store's chain.",
 )
+@click.option(
+    "--recompute",
+    is_flag=True,
+    help="Also re-derive every sealed day from the stored snapshots with this code's "
+    "methods and compare it, figure by figure, with what was sealed (writes nothing).",
+)
 @_clean_errors
-def verify(root: Path, against: str | None) -> None:
+def verify(root: Path, against: str | None, recompute: bool = False) -> None:
     """Check every manifest, the hash chain and every sealed page."""
-    from chronicle.store import Store, locked, verify_against, verify_store
+    from chronicle.store import Store, reading, verify_against, verify_store
 
     config = load_config(root)
     store = Store(config.docs_dir)
     head = _published_head(against) if against else None
-    with locked(store, "verify") as recovered:
-        for line in recovered:
+    # Read-only: a user who cannot write the chronicle verifies it too (store/lock.py).
+    with reading(store, "verify") as access:
+        for line in access.recovered:
             click.echo(f"finished an interrupted snapshot: {line}")
+        for note in access.notes:
+            click.secho(f"note: {note}", fg="yellow", err=True)
         problems = verify_store(store)
         if head is not None:
             problems += verify_against(store, head)
         snaps = store.snapshots() if not problems else []
         days = len(store.sealed_days()) if not problems else 0
+        recomputed = None
+        if recompute and not problems and days:
+            from chronicle.snapshot.recompute import recompute_days
+
+            recomputed = recompute_days(config, store)
     if problems:
         for problem in problems:
             click.secho(f"FAIL {problem}", fg="red", err=True)
@@ -242,30 +298,58 @@ def verify(root: Path, against: str | None) -> None:
     if head is not None:
         click.echo(f"ok: the head published by {head.source} ({head.sha256[:12]}…) is in "
                    "this chain")
+    if recomputed is not None:
+        _report_recompute(recomputed, config.docs_dir)
+    elif recompute:
+        click.echo("recompute: no day is sealed yet")
+
+
+def _report_recompute(report: Any, docs: Path) -> None:
+    """Print what `verify --recompute` found; VerifyError if a sealed figure or page is not
+    what the stored snapshots give."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for item in report.not_comparable:
+        grouped.setdefault((item.what, item.message), []).append(item.where.removeprefix("day "))
+    for (what, message), days in sorted(grouped.items()):
+        span = days[0] if len(days) == 1 else f"{len(days)} days, {days[0]} … {days[-1]}"
+        click.echo(f"not comparable: {what + ': ' if what else ''}{message} ({span})")
+    for why, days in sorted(report.pages_skipped.items()):
+        click.echo(f"pages not compared ({why}): {len(days)} day(s), {days[0]} … {days[-1]}")
+    for problem in report.problems:
+        click.secho(f"FAIL {problem}", fg="red", err=True)
+    if report.problems:
+        raise VerifyError(
+            f"recompute: {len(report.problems)} difference(s) between what {docs} "
+            "sealed and what its stored snapshots give; each FAIL names the day and the "
+            "figure (restore the day's files and manifests from git, or find what changed "
+            "them)")
+    click.echo(f"ok: recomputed {report.days} sealed days from the stored snapshots: "
+               f"{report.figures} figures equal to the sealed ones, {report.pages} pages "
+               "byte-identical")
 
 
 def _published_head(against: str) -> Any:
-    """Return the chain head named by --against: a sha256, a file, a folder or a URL."""
+    """Return the chain head named by --against: a sha256, a file, a folder or a URL
+    (read bounded in time and size, and checked: sources/published.py, store/verify.py)."""
     import re
 
     from chronicle.clean import safe_url
+    from chronicle.sources.published import fetch_published, read_published_file
     from chronicle.store import Head, parse_head
 
     text = against.strip()
     if re.fullmatch(r"[0-9a-fA-F]{64}", text):
         return Head(None, text.lower(), "the given sha256")
     if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://", text):
-        from chronicle.sources.published import fetch_published
-
         return parse_head(fetch_published(text), safe_url(text))
     path = Path(text)
     if path.is_dir():
         path = path / "api" / "latest.json"
-    if not path.is_file():
+    if not path.exists():
         raise click.BadParameter(
             f"{against!r} is not a URL, a file, a site folder or a sha256 (64 hex digits)",
             param_hint="--against")
-    return parse_head(path.read_bytes(), str(path))
+    return parse_head(read_published_file(path), str(path))
 
 
 @main.command()

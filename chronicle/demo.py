@@ -165,7 +165,6 @@ def run_demo(
         )
         if night % 10 == 0 or night == config.simulated.days:
             echo(f"night {night:3d}: snapshot {result.snapshot}, sealed {', '.join(result.sealed)}")
-    store.keep_compact()  # the build starts from it instead of reading every snapshot
     # The build runs beside its Chinese edition's process: the sealing workers' memory
     # (two vl-convert runtimes) goes back first; the build draws in one worker of its own.
     executor.stop_render_workers()

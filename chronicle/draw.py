@@ -64,29 +64,56 @@ def font_config(roots: list[Path] | None = None) -> Path | None:
     kept = sorted({str(p.resolve()) for p in found if p.name not in SHIPPED}, key=_font_order)
     folder = cache_dir() / "fonts" / hashlib.sha256("\n".join(kept).encode()).hexdigest()[:16]
     conf = folder / "fonts.conf"
-    if conf.is_file():
+    # One folder per font, listed in this order: fontdb reads a folder in the file
+    # system's order, and a glyph Liberation Sans lacks (CJK) is drawn from the first
+    # font that has it, so the regular sans faces come first.
+    text = ('<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">\n'
+            "<fontconfig>\n" + "".join(f"  <dir>{escape(str(folder / f'{i:04d}'))}</dir>\n"
+                                       for i in range(len(kept))) + "</fontconfig>\n")
+    # The list decides how sealed SVGs measure text: one found in the cache is used only
+    # if it is exactly what this machine's fonts give (an edited or planted one is made
+    # again), so no cache decides a sealed byte.
+    if _is_font_list(folder, kept, text):
         return conf
     try:
         folder.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".tmp-"))
-        dirs = []
-        # One folder per font, listed in this order: fontdb reads a folder in the file
-        # system's order, and a glyph Liberation Sans lacks (CJK) is drawn from the first
-        # font that has it, so the regular sans faces come first.
         for i, target in enumerate(kept):
             (staging / f"{i:04d}").mkdir()
             (staging / f"{i:04d}" / Path(target).name).symlink_to(target)
-            dirs.append(f"  <dir>{escape(str(folder / f'{i:04d}'))}</dir>\n")
-        (staging / "fonts.conf").write_text(
-            '<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">\n'
-            "<fontconfig>\n" + "".join(dirs) + "</fontconfig>\n", encoding="utf-8")
+        (staging / "fonts.conf").write_text(text, encoding="utf-8")
+        if folder.is_symlink() or (folder.exists() and not _is_font_list(folder, kept, text)):
+            if folder.is_symlink() or not folder.is_dir():
+                folder.unlink()
+            else:
+                shutil.rmtree(folder)
         try:
             staging.rename(folder)  # whole or not at all; another process may have won
         except OSError:
             shutil.rmtree(staging, ignore_errors=True)
     except OSError:
         return None
-    return conf if conf.is_file() else None
+    return conf if _is_font_list(folder, kept, text) else None
+
+
+def _is_font_list(folder: Path, kept: list[str], text: str) -> bool:
+    """Whether `folder` holds exactly the font list `font_config` makes for `kept`."""
+    try:
+        if folder.is_symlink() or (folder / "fonts.conf").is_symlink() or \
+                (folder / "fonts.conf").read_text(encoding="utf-8") != text:
+            return False
+        entries = sorted(p.name for p in folder.iterdir())
+        if entries != sorted(["fonts.conf", *(f"{i:04d}" for i in range(len(kept)))]):
+            return False
+        for i, target in enumerate(kept):
+            sub = folder / f"{i:04d}"
+            link = sub / Path(target).name
+            if sub.is_symlink() or [p.name for p in sub.iterdir()] != [link.name] or \
+                    not link.is_symlink() or os.readlink(link) != target:
+                return False
+    except (OSError, UnicodeDecodeError):
+        return False
+    return True
 
 
 def _font_order(path: str) -> tuple[bool, bool, bool, str]:

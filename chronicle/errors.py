@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+
 # Exit codes (contract, documented in the README).
 EXIT_OK = 0
 EXIT_FAILURE = 1  # verify found a problem, or an unexpected internal error
@@ -60,3 +62,30 @@ class BuildProcessError(ChronicleError):
     memory): not the user's error, and nothing was published."""
 
     exit_code = EXIT_FAILURE
+
+
+# What a write that the disk refused means, and what to do (README "Exit codes": 2).
+_DISK = {
+    errno.ENOSPC: ("the disk is full", "free space on it"),
+    errno.EDQUOT: ("the disk quota is used up", "free space or raise the quota"),
+    errno.EROFS: ("the file system is read-only", "run it in a writable copy"),
+    errno.EACCES: ("permission denied", "run it as a user who can write there"),
+    errno.EPERM: ("operation not permitted", "run it as a user who can write there"),
+    errno.EFBIG: ("the file is larger than this process may write (ulimit -f)",
+                  "raise the file-size limit"),
+    errno.EIO: ("an input/output error (a failing disk or a lost network mount)",
+                "check the disk"),
+}
+
+
+def disk_error(err: OSError, where: object, outcome: str) -> ChronicleError | None:
+    """Return the user error for `err` when it is the disk refusing (full, read-only, no
+    permission), naming the file it refused (else `where`) and `outcome` (what was, or was
+    not, written); None for any other OSError (a defect, left as it is)."""
+    if err.errno not in _DISK:
+        return None
+    what, fix = _DISK[err.errno]
+    # shutil's copies name the source first and the file being written second.
+    path = err.filename2 if err.filename2 is not None else err.filename
+    return ChronicleError(f"{path if path is not None else where}: {what}; {outcome}: "
+                          f"{fix}, then run the command again")

@@ -27,6 +27,7 @@ from chronicle.render.charts import (
     downsample_minmax,
     line_chart,
 )
+from chronicle.render.i18n import ENGLISH
 from chronicle.render.svg import javascript_bundle, render_png, render_svg, static_spec
 from chronicle.render.vega import ema, fit_label
 from tests.support.browser import CHROMIUM, chromium
@@ -62,6 +63,7 @@ LOSS = Axis("loss")
 def chart(series: dict[str, Any], title: str = "Train loss", x: Axis = TIME, y: Axis = LOSS,
           target: int = 2000, **opts: Any) -> dict[str, Any]:
     return line_chart(series, title=title, description=f"{title}: what it shows.", x=x, y=y,
+                      lang=ENGLISH,
                       options=Options(**opts), target=target)
 
 

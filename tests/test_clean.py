@@ -13,13 +13,16 @@ from pathlib import Path
 
 import feedparser
 import pytest
+import yaml
 
 from chronicle.clean import clean_line, clean_text, safe_url, scrub_urls
 from chronicle.errors import EXIT_DEGRADED, EXIT_USAGE
 from chronicle.render.feeds import Item, rss
+from chronicle.render.i18n import ENGLISH
 from chronicle.store import Store
 from tests.support.commands import cli, night
-from tests.support.fakes.wandb_server import Failure
+from tests.support.fakes.hero import HERO, hero_rows
+from tests.support.fakes.wandb_server import Failure, SyntheticRows
 from tests.support.live import Live
 
 NASTY = 'EP hero "OOM" \x07in\x00 the\x1b[31m train step\x0b\ufffe'
@@ -50,7 +53,7 @@ def test_safe_url_drops_userinfo_and_secret_parameters(url: str, safe: str) -> N
 def test_a_store_holding_control_characters_still_makes_a_feed() -> None:
     item = Item("g", datetime(2026, 8, 21, tzinfo=UTC), NASTY, "https://x/", f"<p>{NASTY}</p>")
     feed = feedparser.parse(rss([item], "t", "d", "https://x/", "https://x/f.xml",
-                                datetime(2026, 8, 21, tzinfo=UTC)))
+                                datetime(2026, 8, 21, tzinfo=UTC), ENGLISH))
     assert not feed.bozo and feed.entries[0].title == clean_text(NASTY)
 
 
@@ -146,3 +149,50 @@ def test_control_characters_in_failures_yml_are_refused(live_world: Live) -> Non
     assert "failures.yml" in result.output and "record 'rack-7', what: control character " \
         "U+0007" in result.output
     assert list((root / "docs" / "data").iterdir()) == []
+
+
+# What an attacker types where chronicle reads text: a NUL, a bell, a screen clear, a
+# window-title escape, a C1 CSI and DEL.
+HOSTILE = "\x00\x07\x1b[2J\x1b]0;owned\x07\x9b31m\x7f"
+SHOWN = "[2J]0;owned31m"  # what is left of it: printable text
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def test_a_hostile_pr_title_and_wandb_config_value_reach_no_sealed_page_or_site(
+        live_world: Live) -> None:
+    root, wandb, github = live_world.root, live_world.wandb, live_world.github
+    config = yaml.safe_load((root / "chronicle.yml").read_text())
+    config["github"]["pulls"] = {"paths": [], "labels": ["hero-run"]}
+    (root / "chronicle.yml").write_text(yaml.safe_dump(config))
+    # Two days of rows, so that night 2 has rows logged after the config was edited.
+    run = wandb.runs[f"e/p/{HERO}"]
+    start = datetime(2026, 8, 20, 0, 10, tzinfo=UTC).timestamp()
+    run.rows = SyntheticRows(hero_rows(), 575, start_time=start, seconds_per_step=300.0)
+    github.world["issues"].append({
+        "number": 9001, "id": 3300009001, "user": f"mallory{HOSTILE}", "pull_request": True,
+        "title": f"Hostile {HOSTILE} title", "body": "", "labels": ["hero-run", f"x{HOSTILE}"],
+        "created_at": "2026-08-21T09:00:00Z", "closed_at": "2026-08-21T10:00:00Z",
+        "merged_at": "2026-08-21T10:00:00Z", "files": [], "comments": [],
+        "base": f"main{HOSTILE}"})
+    first = cli("snapshot", "--dir", str(root), "--as-of", night(1))
+    assert first.exit_code == 0, first.output
+    run.config["notes"] = {"value": f"hostile{HOSTILE}value"}  # edited in place overnight
+    second = cli("snapshot", "--dir", str(root), "--as-of", night(2))
+    assert second.exit_code == 0, second.output
+    built = cli("build", "--dir", str(root))
+    assert built.exit_code == 0, built.output
+
+    # Both reached the record and the pages, as text...
+    day = json.loads((root / "docs/days/2026-08-21.json").read_text())
+    shown = {(c["kind"], str(c["after"])) for c in day["changes"]}
+    assert {("pull_request", f"Hostile {SHOWN} title"),
+            ("config", f"hostile{SHOWN}value")} <= shown, day["changes"]
+    for page in ("site/days/2026-08-21.html", "site/zh/days/2026-08-21.html"):
+        html = (root / page).read_text()
+        assert f"Hostile {SHOWN} title" in html and f"hostile{SHOWN}value" in html, page
+    # ...and no control character is anywhere in the store, the sealed days or the site.
+    texts = [p for folder in ("docs", "site") for p in (root / folder).rglob("*")
+             if p.suffix in (".md", ".json", ".html", ".xml", ".svg") and p.is_file()]
+    assert len(texts) > 100
+    dirty = [p for p in texts if _CONTROLS.search(p.read_text(encoding="utf-8"))]
+    assert not dirty, dirty[:5]

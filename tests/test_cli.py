@@ -69,6 +69,9 @@ def test_as_of_rules_leave_the_store_as_it_was(chronicle_dir: Path) -> None:
         ("2026-08-21T00:00:00Z", "not after the newest snapshot"),
         ("2026-08-22T03:17:00Z", "not after the newest snapshot"),
         ("yesterday", "not an ISO 8601 time"),
+        # Out of datetime's range once moved to UTC (a traceback once).
+        ("0001-01-01T00:00:00+01:00", "outside 1970 to 2100"),
+        ("9999-12-31T23:30:00-01:00", "outside 1970 to 2100"),
     ):
         result = runner.invoke(main, ["snapshot", "--dir", str(chronicle_dir), "--as-of", as_of])
         assert result.exit_code == EXIT_USAGE, result.output
@@ -118,3 +121,21 @@ def test_the_command_line_entry_keeps_exit_codes_and_skips_the_last_collection(
     assert done.returncode == EXIT_USAGE
     assert "chronicle.yml" in done.stderr and "frozen True" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_stray_file_in_docs_days_is_named_by_build_as_by_verify(chronicle_dir: Path) -> None:
+    runner = CliRunner()
+    ok = runner.invoke(
+        main, ["snapshot", "--dir", str(chronicle_dir), "--as-of", "2026-08-22T03:17:00Z"])
+    assert ok.exit_code == 0, ok.output
+    for stray in ("2026-13-45.md", "notes.txt"):
+        path = chronicle_dir / "docs" / "days" / stray
+        path.write_text("# not sealed\n")
+        result = runner.invoke(main, ["build", "--dir", str(chronicle_dir)])
+        assert result.exit_code == EXIT_USAGE, result.output
+        assert isinstance(result.exception, SystemExit)  # a message, not a traceback
+        assert f"{path}: not sealed by any snapshot manifest" in result.output
+        assert not (chronicle_dir / "site").exists()
+        verify = runner.invoke(main, ["verify", "--dir", str(chronicle_dir)])
+        assert verify.exit_code == 1 and f"docs/days/{stray}: not sealed" in verify.output
+        path.unlink()

@@ -10,6 +10,7 @@ import pytest
 from chronicle.analysis.days import downtime_in, summarize_day
 from chronicle.analysis.series import build_series
 from chronicle.models import Comment, FailureRecord, Thread
+from chronicle.render.i18n import ENGLISH
 from chronicle.render.prose import write_summary
 from chronicle.store import rows_to_table
 from tests.support.config import make_config
@@ -86,7 +87,7 @@ def test_missing_metrics_are_none_not_zero() -> None:
     d = _summary([])
     assert d["tokens"]["day"] is None and d["loss"]["train_last"] is None
     assert d["throughput"]["mfu_p50"] is None and d["moe"]["drop_fraction_max"] is None
-    assert "No metrics were logged" in write_summary(d)
+    assert "No metrics were logged" in write_summary(d, ENGLISH)
 
 
 def test_change_vs_previous_day_and_failures_and_threads() -> None:

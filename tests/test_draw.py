@@ -78,6 +78,28 @@ def test_font_config_lists_every_font_but_the_liberation_sans_vl_convert_ships(
     assert draw.font_config([system]) not in (None, conf)
 
 
+def test_a_font_list_planted_in_the_cache_is_made_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The list decides how sealed SVGs measure text: a cached one that points anywhere but
+    # at this machine's fonts (an edited fonts.conf, a relinked font) is never used.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    system = tmp_path / "share" / "fonts"
+    _fonts(system, "LiberationSans-Regular.ttf", "DejaVuSans.ttf", "NotoSansCJK-Regular.ttc")
+    _fonts(tmp_path / "evil", "Evil.ttf")
+    conf = draw.font_config([system])
+    assert conf is not None
+    good = conf.read_text(encoding="utf-8")
+    link = next(p for p in conf.parent.rglob("*.ttf"))
+    link.unlink()
+    link.symlink_to(tmp_path / "evil" / "Evil.ttf")
+    assert draw.font_config([system]) == conf
+    assert link.resolve() == (system / "DejaVuSans.ttf").resolve()
+    conf.write_text(good.replace("</fontconfig>", f"  <dir>{tmp_path / 'evil'}</dir>\n"
+                                                  "</fontconfig>"), encoding="utf-8")
+    assert draw.font_config([system]) == conf
+    assert conf.read_text(encoding="utf-8") == good
+
+
 def test_font_config_is_none_when_nothing_shadows_vl_converts_font_or_it_cannot_write(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))

@@ -8,6 +8,7 @@ from chronicle.analysis.series import build_series
 from chronicle.executor import Executor
 from chronicle.models import FailureRecord
 from chronicle.render.day_charts import DAY_CHARTS, day_charts
+from chronicle.render.i18n import ENGLISH
 from chronicle.render.svg import render_statics, render_svg, render_svgs, start_svgs
 from chronicle.store import rows_to_table
 from tests.support.config import make_config
@@ -40,7 +41,7 @@ def test_day_charts_have_every_chart_with_the_day_and_its_failure() -> None:
         datetime(2026, 8, 21, 6, tzinfo=UTC),
         "stall",
     )
-    charts = day_charts(date(2026, 8, 21), _series(), [gap], make_config())
+    charts = day_charts(date(2026, 8, 21), _series(), [gap], make_config(), ENGLISH)
     assert tuple(charts) == DAY_CHARTS
     assert "2026-08-21" in charts["loss"]["title"]["text"]
     assert "stall" in str(charts["throughput"])  # the day's downtime is a shaded span
@@ -49,7 +50,7 @@ def test_day_charts_have_every_chart_with_the_day_and_its_failure() -> None:
 
 
 def test_parallel_svgs_are_the_serial_bytes() -> None:
-    charts = day_charts(date(2026, 8, 21), _series(), [], make_config())
+    charts = day_charts(date(2026, 8, 21), _series(), [], make_config(), ENGLISH)
     with Executor(cores=2) as executor:
         drawn = render_svgs(charts, executor)
     assert drawn == {name: render_svg(spec) for name, spec in charts.items()}
@@ -58,7 +59,7 @@ def test_parallel_svgs_are_the_serial_bytes() -> None:
 def test_alert_lines_come_from_the_configured_checks() -> None:
     config = make_config(health=[{"id": "grad_norm", "rule": "max > 3.0"},
                                  {"id": "drop_fraction", "enabled": False}])
-    charts = day_charts(date(2026, 8, 21), _series(), [], config)
+    charts = day_charts(date(2026, 8, 21), _series(), [], config, ENGLISH)
     text = str(charts["grad_norm"])
     assert "alert 3.0" in text and "alert 2.0" not in text
     assert "alert" not in str(charts["moe"])  # the check is disabled: no line
@@ -69,8 +70,9 @@ def test_a_day_without_metrics_shades_nothing_on_the_run_so_far_charts() -> None
     rows = [{"run": "r", "step": i * 10, "timestamp": T0 + i * 190.0, "train/loss": 3.0,
              "throughput/total_tokens": (i + 1) * 1e9} for i in range(400)]
     series = build_series(rows_to_table(rows), [], make_config())
-    after = day_charts(date(2026, 8, 23), series, [], make_config())  # data ended on the 21st
-    during = day_charts(date(2026, 8, 20), series, [], make_config())
+    # The data ended on the 21st.
+    after = day_charts(date(2026, 8, 23), series, [], make_config(), ENGLISH)
+    during = day_charts(date(2026, 8, 20), series, [], make_config(), ENGLISH)
     assert "this day" not in str(after["loss"])
     assert "this day" in str(during["loss"])
 

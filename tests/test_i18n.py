@@ -1,23 +1,38 @@
-"""Message catalogs, the language a page renders in, Chinese number formats and the
-translation of sealed English text (render/i18n.py, render/translate.py, render/terms.py)."""
+"""Message catalogs, the language a page is rendered in, Chinese number formats, and the
+record's generated sentences said in another language from their facts (render/i18n.py,
+render/record_text.py, render/terms.py)."""
 
 from __future__ import annotations
 
+import json
 import re
+from datetime import UTC, date, datetime
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from chronicle.analysis.incidents import detect_failures
 from chronicle.analysis.prediction import infer
+from chronicle.analysis.series import Series
 from chronicle.config.default_checks import DEFAULT_CHECKS
-from chronicle.render import fmt_date, fmt_duration, fmt_hours, fmt_si, fmt_time, fmt_usd, fmt_zh
-from chronicle.render.i18n import LOCALE_DIR, gettext, load_catalog, ngettext, use_language
-from chronicle.render.terms import term
-from chronicle.render.translate import translate_spec, translate_svg, translate_text
+from chronicle.models import FailureRecord
+from chronicle.render import fmt_zh
+from chronicle.render.i18n import ENGLISH, LOCALE_DIR, language, load_catalog
+from chronicle.render.record_text import (
+    check_reason,
+    correction_reason,
+    day_title,
+    failure_text,
+    inference_text,
+)
 from tests.support.catalog import extract, read, translated
 
 HAN = re.compile(r"[\u4e00-\u9fff]")
 PLACEHOLDERS = re.compile(r"\{[a-z_]+\}|%\([a-z_]+\)s")
+# English a Chinese sentence must not carry (a word of three letters or more).
+ENGLISH_WORD = re.compile(r"\b(?!NaN\b|inf\b|sigma\b|UTC\b|W&B\b|run\b)[A-Za-z]{3,}\b")
+ZH = language("zh")
 
 
 def _ids(catalog: object) -> set[tuple[str | None, object]]:
@@ -47,14 +62,17 @@ def test_a_translation_keeps_every_placeholder_of_its_message() -> None:
             assert s.count("](") == ids[0].count("]("), m.id  # Markdown links kept
 
 
-def test_catalogs_are_text_compiled_in_memory() -> None:
+def test_catalogs_are_text_compiled_in_memory_and_the_language_is_an_argument() -> None:
     assert not list(LOCALE_DIR.rglob("*.mo"))
-    with use_language("zh"):
-        assert gettext("Key figures") == "关键数字"
-        assert ngettext("Archived in %(count)s snapshot, first %(first)s, last %(last)s.",
-                        "Archived in %(count)s snapshots, first %(first)s, last %(last)s.",
-                        2).startswith("存档于")
-    assert gettext("Key figures") == "Key figures"  # English outside the block
+    assert ZH.gettext("Key figures") == "关键数字"
+    assert ZH.ngettext("Archived in %(count)s snapshot, first %(first)s, last %(last)s.",
+                       "Archived in %(count)s snapshots, first %(first)s, last %(last)s.",
+                       2).startswith("存档于")
+    assert ENGLISH.gettext("Key figures") == "Key figures"
+    # Nothing ambient: the module keeps no "current language" a render could read.
+    import chronicle.render.i18n as i18n
+
+    assert not any(n in vars(i18n) for n in ("use_language", "_current", "translations"))
 
 
 def test_a_chronicles_own_catalog_wins(tmp_path: Path) -> None:
@@ -63,8 +81,9 @@ def test_a_chronicles_own_catalog_wins(tmp_path: Path) -> None:
                                     encoding="utf-8")
     assert load_catalog("zh", tmp_path).gettext("Key figures") == "要点"
     assert load_catalog("zh", tmp_path).gettext("Cost") == "成本"  # the rest: packaged
-    with pytest.raises(ValueError, match="not one of"), use_language("fr"):
-        pass
+    assert language("zh", tmp_path).gettext("Key figures") == "要点"
+    with pytest.raises(ValueError, match="not one of"):
+        language("fr")
 
 
 @pytest.mark.parametrize(("value", "text"), [
@@ -76,91 +95,123 @@ def test_chinese_counts_use_wan_and_yi(value: float, text: str) -> None:
 
 
 def test_formats_follow_the_language() -> None:
-    assert (fmt_si(1.938e11, " token"), fmt_usd(7_201_554), fmt_hours(1_700_000)) == \
-        ("194B token", "$7,201,554", "1,700,000")
-    with use_language("zh"):
-        assert fmt_si(1.938e11, " token") == "1938亿 token"
-        assert fmt_usd(7_201_554) == "720万美元" and fmt_usd(4.22, 2) == "4.22美元"
-        assert fmt_hours(1_700_000) == "170万" and fmt_hours(960) == "960"
-        assert fmt_date("2026-09-08") == "2026年9月8日"
-        assert fmt_time("2026-09-08T03:17:00Z") == "2026年9月8日 03:17 UTC"
-        assert (fmt_duration(7500), fmt_duration(720)) == ("2小时05分", "12分钟")
-        assert term("gap", "failure kind") == "中断"
-        assert term("open", "issue state") != term("open", "failure end")
-        assert term("hand-made", "failure kind") == "hand-made"  # a user's word stays
+    assert (ENGLISH.si(1.938e11, " token"), ENGLISH.usd(7_201_554),
+            ENGLISH.hours(1_700_000)) == ("194B token", "$7,201,554", "1,700,000")
+    assert ZH.si(1.938e11, " token") == "1938亿 token"
+    assert ZH.usd(7_201_554) == "720万美元" and ZH.usd(4.22, 2) == "4.22美元"
+    assert ZH.hours(1_700_000) == "170万" and ZH.hours(960) == "960"
+    assert ZH.date("2026-09-08") == "2026年9月8日"
+    assert ZH.time("2026-09-08T03:17:00Z") == "2026年9月8日 03:17 UTC"
+    assert (ZH.duration(7500), ZH.duration(720)) == ("2小时05分", "12分钟")
+    assert ZH.term("gap", "failure kind") == "中断"
+    assert ZH.term("open", "issue state") != ZH.term("open", "failure end")
+    assert ZH.term("hand-made", "failure kind") == "hand-made"  # a user's word stays
+    assert ZH.plural(3, "restart") == "3 次重启" and ENGLISH.plural(3, "restart") == "3 restarts"
 
 
-def test_sealed_sentences_are_translated_user_text_stays() -> None:
-    verdicts = [infer({"metric": "eval_loss", "registered": "2026-08-19", "eval_step": 12_000,
-                       "low": 2.3, "high": 2.4, "outside_band": outside, "sign": sign})
-                for outside, sign in ((False, "on"), (True, "below"), (True, "above"))]
-    sealed = [v[k] for v in verdicts if v for k in ("statement", "basis", "falsified_by")]
-    sealed += [c.reason for c in DEFAULT_CHECKS]
-    sealed += ["Day 12 · 2026-08-31", "no metrics for 1.2 h after step 10900",
-               "loss was NaN or inf on 1 logged row(s), steps 27030-27030"]
-    with use_language("zh"):
-        for text in sealed:
-            out = translate_text(text)
-            assert HAN.search(out) and not re.search(r"\b(the|of|at|for|on)\b", out), out
-        assert translate_text("Day 12 · 2026-08-31") == "第 12 天 · 2026年8月31日"
-        assert translate_text("no metrics for 1.2 h after step 10900") == \
-            "第 10900 步之后 1小时12分没有指标"
-        assert translate_text("Host OOM on replica 2") == "Host OOM on replica 2"
-    assert translate_text("Day 12 · 2026-08-31") == "Day 12 · 2026-08-31"
+def _record_sentences() -> tuple[list[FailureRecord], list[dict[str, object]]]:
+    """Return failures detected by the real detectors, and inferences made by the real
+    `infer`: the English the analysis writes into the record, with their facts."""
+    t = np.array([0.0, 60.0, 120.0, 4000.0, 4060.0, 4120.0, 4180.0]) + 1.7e9
+    loss = np.array([2.0, 2.0, np.nan, 2.0, 2.0, 2.0, 2.0])
+    series = Series(run=np.array(["r"] * 7, dtype=object), step=np.arange(100, 107),
+                    timestamp=t, values={"loss": loss}, bad={"loss": np.isnan(loss)},
+                    forks=(), lineage=("r",), raw_keys={"loss": "train/loss"})
+    from tests.support.config import make_config
+
+    failures = detect_failures(series, make_config(), datetime.fromtimestamp(t[-1] + 7200,
+                                                                            tz=UTC))
+    verdicts = [dict(p, inference=infer(p)) for p in (
+        {"metric": "eval_loss", "registered": "2026-08-19", "eval_step": 12_000, "low": 2.3,
+         "high": 2.4, "outside_band": outside, "sign": sign}
+        for outside, sign in ((False, "on"), (True, "below"), (True, "above")))]
+    return failures, verdicts
 
 
-def test_a_chart_is_translated_in_its_spec_and_its_svg() -> None:
-    spec = {"title": {"text": "Day 3 · 2026-09-01", "anchor": "start"},
-            "datasets": {"series": [{"i": 0, "x": 1, "y": 2}]},
-            "layer": [{"data": {"name": "series"},
-                       "transform": [{"calculate": '["failures"][datum.i]',
-                                      "as": "s"}],
-                       "encoding": {"color": {"field": "s", "type": "nominal",
-                                              "scale": {"domain": ["failures"]}},
-                                    "y": {"field": "y", "type": "quantitative",
-                                          "title": "Tokens"}}},
-                      {"data": {"values": [{"kind": "gap", "label": "no metrics for 31 min "
-                                            "after step 2100"}]}, "mark": "rule"}]}
-    svg = ('<svg><text x="1">Day 3 · 2026-09-01</text><text>Sep 02</text>'
-           '<text>Wed 02</text><text>September</text><text>2.0M</text></svg>')
-    with use_language("zh"):
-        out = translate_spec(spec, data_url="../../days/2026-09-01/throughput.vl.json")
-        picture = translate_svg(svg)
-    assert out["title"]["text"] == "第 3 天 · 2026年9月1日" and out["title"]["anchor"] == "start"
-    layer = out["layer"][0]
-    assert layer["data"] == {"url": "../../days/2026-09-01/throughput.vl.json",
-                             "format": {"type": "json", "property": "datasets.series"}}
-    assert "datasets" not in out and out["config"]["locale"]["time"]["shortMonths"][8] == "九月"
-    name = layer["encoding"]["color"]["scale"]["domain"][0]
-    assert HAN.search(name) and f'["{name}"]' in layer["transform"][0]["calculate"]
-    assert layer["encoding"]["y"]["field"] == "y"  # field names are not words
-    assert out["layer"][1]["data"]["values"][0]["kind"] == "中断"
-    assert layer["encoding"]["y"]["title"] == "Token"
-    # Two datasets of one file would be read once by Vega: a line and its band stay inline.
-    two = {**spec, "datasets": {"series": [], "bands": []}}
-    with use_language("zh"):
-        assert translate_spec(two, data_url="x.vl.json")["datasets"] == two["datasets"]
-    assert "第 3 天 · 2026年9月1日</text>" in picture and ">九月 02<" in picture
-    assert ">周三 02<" in picture and ">九月<" in picture
-    assert ">200万<" in picture  # an SI tick label counts in 万 too
+def test_the_records_sentences_are_said_in_chinese_from_their_facts() -> None:
+    failures, verdicts = _record_sentences()
+    kinds = {f.kind for f in failures}
+    assert {"gap", "nan_loss"} <= kinds, kinds
+    for f in failures:
+        assert failure_text(f, ENGLISH) == f.what  # English: the record as written
+        said = failure_text(f, ZH)
+        assert HAN.search(said) and not ENGLISH_WORD.search(said), said
+        for number in re.findall(r"\d+", str(f.detail.get("step", ""))):
+            assert number in said.replace(",", "")  # the same facts
+        # ... through the record's JSON too (what a sealed day holds)
+        assert failure_text(f.to_json(), ZH) == said
+    for p in verdicts:
+        english = inference_text(p, ENGLISH)
+        assert english == {k: p["inference"][k] for k in english}  # type: ignore[index]
+        for text in inference_text(p, ZH).values():
+            assert HAN.search(text) and not ENGLISH_WORD.search(text.replace("eval_loss", "")), text
+    for c in DEFAULT_CHECKS:
+        record = {"id": c.id, "reason": c.reason}
+        assert check_reason(record, ENGLISH) == c.reason
+        assert HAN.search(check_reason(record, ZH)), c.id
+    # A reason the chronicle wrote, a failure people wrote: as written, in every language.
+    assert check_reason({"id": "grad_norm", "reason": "our own words"}, ZH) == "our own words"
+    people = FailureRecord("rack-7", "manual", datetime(2026, 9, 2, 4, tzinfo=UTC), None,
+                           "Rack 7 lost power")
+    assert failure_text(people, ZH) == "Rack 7 lost power"
+    assert day_title({"day": 12, "date": "2026-08-31", "title": "Day 12 · 2026-08-31"},
+                     ZH) == "第 12 天 · 2026年8月31日"
+    correction = {"reason": "3 metric row(s) of this day arrived after it was sealed",
+                  "late_rows": 3}
+    assert HAN.search(correction_reason(correction, ZH))
+    # A record sealed before it carried its facts is shown as written, never guessed at.
+    assert correction_reason({"reason": "old words"}, ZH) == "old words"
+
+
+def test_charts_are_drawn_in_the_language_they_are_built_in() -> None:
+    from chronicle.analysis.series import build_series
+    from chronicle.render.day_charts import day_charts
+    from chronicle.store.tables import rows_to_table
+    from tests.support.config import make_config
+
+    config = make_config()
+    t0 = datetime(2026, 8, 19, tzinfo=UTC).timestamp()
+    rows = [{"run": "r", "step": i, "timestamp": t0 + 600 * i,
+             "train/loss": 3.0 - i / 100, "throughput/total_tokens": 1e9 * i,
+             "throughput/tokens_per_second": 2.5e6, "moe/drop_fraction": 0.03,
+             "grad/norm/total": 0.3} for i in range(100)]
+    series = build_series(rows_to_table(rows), [], config)
+    english = day_charts(date(2026, 8, 19), series, [], config, ENGLISH)
+    chinese = day_charts(date(2026, 8, 19), series, [], config, ZH)
+    assert english["loss"]["title"]["text"] == "Loss, run so far (2026-08-19 shaded)"
+    for name, spec in chinese.items():
+        # Every string a reader sees: titles, legends, tooltips, marker and span labels.
+        words = [v for k, v in _strings(spec) if k in ("title", "text", "subtitle",
+                                                       "description", "domain", "what",
+                                                       "tag", "label", "t", "k")]
+        leaks = [w for w in words if ENGLISH_WORD.search(w) and not HAN.search(w)]
+        assert leaks == [], (name, leaks)
+        assert HAN.search(spec["description"]), name
+        assert spec["config"]["locale"]["time"]["shortMonths"][8] == "9月"
+    # The same data: a language changes the words, never the points.
+    assert json.dumps(chinese["loss"]["datasets"]) == json.dumps(english["loss"]["datasets"])
+
+
+def _strings(node: object, key: str = "") -> list[tuple[str, str]]:
+    if isinstance(node, str):
+        return [(key, node)]
+    if isinstance(node, list):
+        return [s for v in node for s in _strings(v, key)]
+    if isinstance(node, dict):
+        return [s for k, v in node.items() if k != "datasets" for s in _strings(v, k)]
+    return []
 
 
 def test_a_template_compiled_in_one_language_renders_in_another() -> None:
     # Jinja's optimizer would fold `"open" | term(...)` when it compiles the template, and
     # a compiled template is kept: an edition built after English in one process (or the
     # other way round) would show the word of the language compiled first.
-    from datetime import UTC, datetime
-
-    from chronicle.models import FailureRecord
     from chronicle.render.archive_pages import failures_page
 
     still_open = FailureRecord("slow-io", "issue", datetime(2026, 8, 23, 9, tzinfo=UTC), None,
                                "Checkpoint writes are slow")
-    with use_language("en"):
-        english = failures_page([still_open], None)
-    with use_language("zh"):
-        chinese = failures_page([still_open], None)
-    with use_language("en"):
-        again = failures_page([still_open], None)
+    english = failures_page([still_open], None, ENGLISH)
+    chinese = failures_page([still_open], None, ZH)
+    again = failures_page([still_open], None, ENGLISH)
     assert "| open |" in english and english == again
     assert "| 未结束 |" in chinese and "| open |" not in chinese

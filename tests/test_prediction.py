@@ -18,6 +18,7 @@ from chronicle.analysis.prediction import (
 )
 from chronicle.analysis.series import Series
 from chronicle.errors import ConfigError
+from chronicle.render.i18n import ENGLISH
 from chronicle.render.prose import residual_line
 from tests.support.config import make_config
 
@@ -94,7 +95,7 @@ def test_day_record_of_the_hero_at_10_percent_is_below_and_outside_the_band() ->
     verdict = rec["inference"]
     assert verdict["kind"] == "INFERRED" and verdict["statement"].startswith("ahead")
     assert f"{rec['low']:.3f}" in verdict["falsified_by"]
-    line = residual_line(rec)
+    line = residual_line(rec, ENGLISH)
     assert line is not None and "Inference: ahead of prediction" in line
     assert "falsified by" in line
 

@@ -8,6 +8,7 @@ from typing import Any
 from chronicle.analysis.series import build_series
 from chronicle.models import RunRecord
 from chronicle.render.home import HomeInputs, progress, render_home
+from chronicle.render.i18n import ENGLISH
 from chronicle.store import rows_to_table
 from tests.support.config import make_config
 
@@ -44,7 +45,7 @@ def test_after_the_budget_it_says_when_it_was_reached() -> None:
 def test_home_renders_before_any_day_is_sealed() -> None:
     i = _inputs(1e10)
     out: dict[str, str | bytes] = {}
-    page = render_home(HomeInputs(i.config, [], i.series, [], [], None, [], []), out)
+    page = render_home(HomeInputs(i.config, [], i.series, [], [], None, [], []), out, ENGLISH)
     assert "No day has been sealed yet" in page
     assert sorted(p for p in out if p.endswith(".vl.json")) == [
         "home/dropping.vl.json", "home/prediction.vl.json", "home/risks.vl.json"]
@@ -54,6 +55,6 @@ def test_home_renders_before_any_day_is_sealed() -> None:
 def test_a_run_that_ends_short_of_the_budget_says_so() -> None:
     i = _inputs(17.99e12 / 300, "finished")
     out: dict[str, str | bytes] = {}
-    page = render_home(i, out)
+    page = render_home(i, out, ENGLISH)
     assert "18T of 18T tokens (99.9% of the budget): the run finished 10B tokens short" in page
     assert "would be reached" not in page and "the run finished on" in page

@@ -5,6 +5,7 @@ from __future__ import annotations
 import markdown
 
 from chronicle.render import md_text
+from chronicle.render.i18n import ENGLISH
 from chronicle.render.sanitize import comment_block, comment_html, plain_text, title_text
 
 HOSTILE = """---
@@ -34,7 +35,7 @@ def test_hostile_comment_is_neutralised() -> None:
 
 
 def test_unclosed_fence_and_stray_div_cannot_swallow_the_page() -> None:
-    page = "# Page\n\n" + str(comment_block(HOSTILE)) + "\n\nAfter the *comment*.\n"
+    page = "# Page\n\n" + str(comment_block(HOSTILE, ENGLISH)) + "\n\nAfter the *comment*.\n"
     html = markdown.markdown(page, extensions=["md_in_html", "tables", "toc"])
     assert "<p>After the <em>comment</em>.</p>" in html
     assert html.count("<div") == html.count("</div>")

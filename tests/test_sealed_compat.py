@@ -10,13 +10,16 @@ sealed days changes on purpose: `python -m tests.support.goldens`.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from chronicle.cli import main
+from chronicle.snapshot.provenance import DAY_PAGE
 from tests.support.goldens import (
+    golden_page,
     keeps_v1_columns,
     read_golden,
     seal_v1_nights,
@@ -48,9 +51,19 @@ def test_golden_matches_v1_until_rendering_changes_on_purpose(tmp_path: Path) ->
     golden = read_golden()
     data = {p: d for p, d in golden.items() if p.startswith("data/") and "MANIFEST" not in p}
     assert sorted(data) == sorted(p for p in v1 if p in data)
-    json_files = {p: d for p, d in data.items() if p.endswith(".json")}
+    json_files = {p: d for p, d in data.items() if p.endswith(".json")
+                  and not p.endswith("failures.json")}
     assert json_files == {p: d for p, d in v1.items() if p in json_files}
     assert json_files, "the golden lists no snapshot files"
+    # Failure records keep v1's every field; a detected one has gained its facts
+    # (`detail`, from which each language says it) and nothing else.
+    fresh = tmp_path / "fresh"
+    seal_v1_nights(unpack_v1(tmp_path / "again"), fresh)
+    for rel in (p for p in data if p.endswith("failures.json")):
+        old = json.loads((tmp_path / "docs" / rel).read_bytes())
+        new = json.loads((fresh / "docs" / rel).read_bytes())
+        assert [{k: v for k, v in r.items() if k != "detail"} for r in new] == old, rel
+        assert any("detail" in r for r in new), rel
 
 
 @pytest.mark.slow
@@ -72,3 +85,9 @@ def test_upgrade_leaves_every_v1_file_unchanged(tmp_path: Path) -> None:
             served = site / rel.removeprefix("docs/")
             assert served.read_bytes() == before[rel], f"{served} is not served byte for byte"
             assert served.with_suffix(".html").is_file()
+
+
+def test_the_golden_was_sealed_under_the_current_page_version() -> None:
+    # A bumped DAY_PAGE needs the golden made again (python -m tests.support.goldens),
+    # which in turn refuses new day bytes under an unchanged version.
+    assert golden_page() == DAY_PAGE

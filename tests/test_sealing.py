@@ -18,6 +18,7 @@ from chronicle.snapshot.provenance import Artifact, MetricsFile, day_provenance,
 from chronicle.snapshot.take import take_snapshot
 from chronicle.store import Store, sha256_file, verify_store
 from tests.support.config import scaffold_simulated
+from tests.support.rows import as_rows
 
 START = date(2026, 8, 20)
 LAG_FROM = datetime(2026, 8, 20, 18, 0, tzinfo=UTC)  # rows of day 1 after this arrive late
@@ -36,7 +37,7 @@ def lagging(config: RunConfig, store: Store, as_of: datetime) -> Fetched:
     """The simulated source, but on the first night W&B has not yet served day 1's evening."""
     got = fetch_simulated_source(config, store, as_of)
     if as_of == _night(1) and got.metrics is not None:
-        cut = [r for r in got.metrics if r["timestamp"] < LAG_FROM.timestamp()]
+        cut = [r for r in as_rows(got.metrics) if r["timestamp"] < LAG_FROM.timestamp()]
         return Fetched(cut, got.runs, got.threads, got.failures, got.statuses)
     return got
 
@@ -173,3 +174,57 @@ def test_backfill_seals_the_charts_the_nightly_job_would_have(
     for day in REPLAYED:
         for spec in sorted((nightly.docs_dir / "days" / day).iterdir()):
             assert spec.read_bytes() == (backfill.docs_dir / "days" / day / spec.name).read_bytes()
+
+
+# The seal reads only the verified store (issue #24, item 1). ----------------------------
+
+def _nights(config: RunConfig, nights: range) -> None:
+    for n in nights:
+        result = CliRunner().invoke(main, ["snapshot", "--dir", str(config.root), "--as-of",
+                                           _night(n).isoformat()])
+        assert result.exit_code == 0, result.output
+
+
+def _sealed_bytes(docs: Path, day: str) -> dict[str, bytes]:
+    return {p.relative_to(docs).as_posix(): p.read_bytes()
+            for p in (docs / "days").rglob(f"{day}*") if p.is_file()}
+
+
+def _poison_metrics_copies(root: Path, factor: float) -> int:
+    """Multiply the loss column of every Arrow file under .cache/chronicle by `factor`, as
+    an attacker who can write the cache (restored from elsewhere) would; return how many."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    poisoned = 0
+    for path in (root / ".cache").rglob("*.arrow"):
+        with pa.OSFile(str(path)) as source:
+            table = pa.ipc.open_file(source).read_all()
+        col = table.schema.get_field_index("train/loss")
+        table = table.set_column(col, "train/loss", pc.multiply(table["train/loss"], factor))
+        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as w:
+            w.write_table(table)
+        poisoned += 1
+    return poisoned
+
+
+def test_a_poisoned_cache_cannot_change_what_a_night_seals(tmp_path: Path) -> None:
+    # Two copies of one chronicle after three nights; in one, every metrics table kept
+    # under .cache/ gets 3x the loss before the fourth night. Both must seal the same bytes.
+    clean = load_config(scaffold_simulated(tmp_path / "clean"))
+    _nights(clean, range(1, 4))
+    import shutil
+
+    shutil.copytree(clean.root, tmp_path / "attacked")
+    attacked = load_config(tmp_path / "attacked")
+    # Whatever metrics table a cache holds (before #24: the compact copy the night
+    # started from) is poisoned now; a chronicle with no such table is at least as safe.
+    _poison_metrics_copies(attacked.root, 3.0)
+    _nights(clean, range(4, 5))
+    _nights(attacked, range(4, 5))
+    day = "2026-08-23"
+    got, want = _sealed_bytes(attacked.docs_dir, day), _sealed_bytes(clean.docs_dir, day)
+    assert sorted(got) == sorted(want)
+    changed = sorted(p for p in want if got[p] != want[p])
+    assert not changed, f"a poisoned cache changed sealed files: {changed}"
+    assert verify_store(Store(attacked.docs_dir)) == []

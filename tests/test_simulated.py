@@ -16,6 +16,7 @@ from chronicle.config import parse_config
 from chronicle.errors import SourceError
 from chronicle.models import parse_time
 from chronicle.sources.simulated import SimulatedRun, fetch_simulated
+from tests.support.rows import as_rows
 
 
 def _config_data(seed: int = 535, days: int = 100, **wandb: Any) -> dict[str, Any]:
@@ -125,7 +126,7 @@ def test_nightly_incremental_fetch_returns_each_row_once(sim: SimulatedRun) -> N
     since = None
     for as_of in nights(sim):
         fetched = fetch_simulated(config, last, since, as_of, sim=sim)
-        for row in fetched.metrics or []:
+        for row in as_rows(fetched.metrics):
             seen.append((row["run"], row["step"]))
             last[row["run"]] = max(last.get(row["run"], -1), row["step"])
         for thread in fetched.threads or []:
@@ -133,7 +134,7 @@ def test_nightly_incremental_fetch_returns_each_row_once(sim: SimulatedRun) -> N
             comment_ids.update(c.id for c in thread.comments)
         since = as_of
     once = fetch_simulated(config, {}, None, nights(sim)[-1], sim=sim)
-    everything = [(r["run"], r["step"]) for r in once.metrics or []]
+    everything = [(r["run"], r["step"]) for r in as_rows(once.metrics)]
     assert len(seen) == len(set(seen))  # nothing twice
     assert sorted(seen) == sorted(everything)  # nothing lost
     assert comment_ids == {c.id for t in once.threads or [] for c in t.comments}
@@ -172,8 +173,8 @@ def test_payloads_parse_through_real_parsers(sim: SimulatedRun) -> None:
     as_of = datetime(2026, 8, 27, tzinfo=UTC)
     config = make_config(keys=["train/*", "throughput/*", "eval_dropless/*macro*"])
     fetched = fetch_simulated(config, {}, None, as_of, sim=sim)
-    metrics = fetched.metrics or []
-    default = fetch_simulated(make_config(), {}, None, as_of, sim=sim).metrics or []
+    metrics = as_rows(fetched.metrics)
+    default = as_rows(fetch_simulated(make_config(), {}, None, as_of, sim=sim).metrics)
     assert any("eval/paloma/macro_loss" in r for r in default)
     assert not any("eval/paloma/macro_loss" in r for r in metrics)  # not kept by this config
     assert metrics and all(isinstance(r["step"], int) for r in metrics)

@@ -6,6 +6,9 @@ changed."""
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import re
 import shutil
 from collections.abc import Callable
@@ -15,7 +18,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from chronicle.cachekey import ENV, sign
+from chronicle.nofollow import NotAFile
 from chronicle.site.build_cache import FORMAT, BuildCache, Caches, cache_root, entry_key
+from tests.support.commands import cli
 from tests.support.site_factory import add_correction, chronicle_build_output, make_chronicle
 
 FILES: dict[str, str | bytes] = {"days/x.md": "# 一 day\n", "days/x/loss.svg": b"<svg>\x00</svg>"}
@@ -170,3 +176,127 @@ def test_a_new_snapshot_and_a_correction_make_what_they_change(tmp_path: Path) -
     assert fixed["chart SVGs"][1] > 0
     _cold(later.root, tmp_path / "fixed-cold")
     assert _tree(tmp_path / "fixed") == _tree(tmp_path / "fixed-cold")
+
+
+# ---- a cache is opened without following links, and trusted only with the secret --------
+
+
+def _forge(entry: bytes, kind: str, how: str, marker: str = "forged") -> bytes:
+    """Return `entry` with `<script>` put into each of its texts and its first line made
+    again as a forger would: the sha256 of the body (all the old format asked), or an
+    HMAC under a secret of their own."""
+    body = json.loads(entry.partition(b"\n")[2])
+    for name, (kind_of, content) in body["files"].items():
+        if kind_of == "t":
+            body["files"][name] = ["t", content.replace(
+                "<", f"<script>alert('{marker}')</script><", 1) if "<" in content
+                else content + f"\n\n<script>alert('{marker}')</script>\n"]
+    raw = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    head = hashlib.sha256(raw).hexdigest() if how == "sha256" else \
+        sign(b"the forger's own secret", kind, raw)
+    return head.encode() + b"\n" + raw
+
+
+@pytest.mark.parametrize("how", ["sha256", "hmac"])
+def test_an_entry_forged_with_a_recomputed_checksum_is_a_miss(tmp_path: Path, how: str) -> None:
+    cache = BuildCache(tmp_path / "svgs")
+    cache.put("k1", {"loss.svg": "<svg>ok</svg>"})
+    path = tmp_path / "svgs" / f"v{FORMAT}-k1.json"
+    path.write_bytes(_forge(path.read_bytes(), "svgs", how))
+    assert BuildCache(tmp_path / "svgs").get("k1") is None
+
+
+def test_an_entry_needs_the_secret_it_was_kept_with(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ENV, "tonight's secret")
+    BuildCache(tmp_path).put("k1", FILES)
+    monkeypatch.setenv(ENV, "a restored cache's secret")
+    assert BuildCache(tmp_path).get("k1") is None
+    monkeypatch.setenv(ENV, "tonight's secret")
+    assert BuildCache(tmp_path).get("k1") == FILES
+
+
+def test_without_a_secret_nothing_is_kept_or_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(ENV, raising=False)
+    (tmp_path / "not-a-folder").write_text("")  # where the key file's folder would go
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "not-a-folder"))
+    cache = BuildCache(tmp_path / "kind")
+    cache.put("k1", FILES)
+    assert cache.get("k1") is None and cache.written == 0
+    assert not (tmp_path / "kind").exists()
+
+
+def test_an_entry_that_is_a_link_folder_or_fifo_is_a_miss_and_prune_removes_only_it(
+        tmp_path: Path) -> None:
+    cache = BuildCache(tmp_path / "kind")
+    cache.put("k1", FILES)
+    entry = tmp_path / "kind" / f"v{FORMAT}-k1.json"
+    outside = tmp_path / "elsewhere.json"
+    entry.rename(outside)  # a valid entry, reached through a link
+    entry.symlink_to(outside)
+    assert BuildCache(tmp_path / "kind").get("k1") is None
+    BuildCache(tmp_path / "kind").prune()  # uses nothing: the link goes, not its target
+    assert not entry.is_symlink() and outside.is_file()
+    entry.mkdir()
+    assert BuildCache(tmp_path / "kind").get("k1") is None
+    entry.rmdir()
+    os.mkfifo(entry)
+    assert BuildCache(tmp_path / "kind").get("k1") is None  # never waits on the FIFO
+    cache = BuildCache(tmp_path / "kind")
+    cache.put("k1", FILES)  # replaces the FIFO itself, whole
+    assert BuildCache(tmp_path / "kind").get("k1") == FILES
+
+
+@pytest.mark.parametrize("folder", [".cache", ".cache/chronicle", ".cache/chronicle/threads"])
+def test_a_cache_folder_that_is_a_link_is_refused_and_nothing_outside_is_pruned(
+        tmp_path: Path, folder: str) -> None:
+    days = tmp_path / "docs" / "days"
+    days.mkdir(parents=True)
+    (days / "2026-08-20.md").write_text("sealed")
+    link = tmp_path / folder
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(days)
+    with pytest.raises(NotAFile) as err:
+        Caches.of(tmp_path)
+    assert str(err.value).startswith(f"{link}: a symbolic link, where chronicle expects a "
+                                     "folder")
+    threads = BuildCache(cache_root(tmp_path) / "threads", base=tmp_path)
+    with pytest.raises(NotAFile):
+        threads.prune()
+    with pytest.raises(NotAFile):
+        threads.put("k", FILES)
+    assert [p.name for p in days.iterdir()] == ["2026-08-20.md"]
+
+
+@pytest.mark.slow
+def test_a_planted_link_in_the_cache_stops_the_build_before_it_deletes_anything(
+        tmp_path: Path) -> None:
+    made = make_chronicle(tmp_path / "c", nights=2)
+    _build(made.root, tmp_path / "site")
+    days = made.root / "docs" / "days"
+    sealed = sorted(p.relative_to(days).as_posix() for p in days.rglob("*"))
+    threads = cache_root(made.root) / "threads"
+    shutil.rmtree(threads)
+    threads.symlink_to(Path("../../docs/days"))
+    result = cli("build", "--dir", str(made.root), "--site-dir", str(tmp_path / "again"))
+    assert result.exit_code == 2, result.output
+    assert f"{threads}: a symbolic link, where chronicle expects a folder" in result.output
+    assert sorted(p.relative_to(days).as_posix() for p in days.rglob("*")) == sealed
+
+
+@pytest.mark.slow
+def test_forged_svg_edition_and_thread_entries_are_not_used(tmp_path: Path) -> None:
+    made = make_chronicle(tmp_path / "c", nights=3, languages=("en", "zh"))
+    _build(made.root, tmp_path / "site")
+    forged = 0
+    for kind in ("svgs", "editions", "threads"):
+        for i, path in enumerate(sorted((cache_root(made.root) / kind).iterdir())):
+            path.write_bytes(_forge(path.read_bytes(), kind, ("sha256", "hmac")[i % 2]))
+            forged += 1
+    again = _build(made.root, tmp_path / "again")
+    assert again["chart SVGs"][0] == again["thread pages"][0] == 0, again
+    assert again["translated day pages"][0] == 0, again
+    site = _tree(tmp_path / "again")
+    assert site == _tree(tmp_path / "site")
+    assert forged > 10 and not [p for p, data in site.items() if b"forged" in data]

@@ -46,8 +46,8 @@ def test_an_edition_built_beside_english_is_the_one_built_after_it(made: Built,
     before = _started()
     took: dict[str, float] = {}
     cached: dict[str, int] = {}
-    # Cold first: the child translates the SVGs the parent draws, and reads the store
-    # while the parent computes the verdicts it may find or make too.
+    # Cold first: the child draws its own charts, and reads the store while the parent
+    # computes the verdicts it may find or make too.
     beside = build_site(config, tmp_path / "beside", seconds=took, cached=cached, beside=True)
     after = build_site(config, tmp_path / "after", beside=False)
     assert _tree(beside) == _tree(after)
@@ -71,7 +71,6 @@ def test_a_failed_edition_build_names_its_edition_and_leaves_nothing(made: Built
     with Executor() as executor:
         child = EditionProcess.start(executor, config, made.root / "missing.yml", "zh",
                                      tmp_path / ".site.building-1-zh")
-        child.send_svgs({})  # the child failed first: nothing to hear it, and no error
         with pytest.raises(ChronicleError, match=r"the site build failed \(zh edition\)"):
             child.finish(tmp_path / "site")
         child.stop()

@@ -5,12 +5,14 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import math
 import os
 import resource
 import subprocess
 import sys
 import time
 import traceback
+import unicodedata
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,8 +23,9 @@ import pytest
 from chronicle.errors import SourceError
 from chronicle.sources.wandb import PAGE_SIZE, WandbFetch, fetch_wandb
 from tests.support.config import make_config
-from tests.support.fakes.hero import HERO, SENTINEL, add_run, hero_rows
+from tests.support.fakes.hero import HERO, SENTINEL, add_run, hero_node, hero_rows
 from tests.support.fakes.wandb_server import Failure, FakeWandb, SyntheticRows
+from tests.support.rows import as_rows
 
 CHILD = "hero-12d8b6f0-rewind"
 END = datetime(2026, 12, 1, tzinfo=UTC)
@@ -40,8 +43,12 @@ def fetch(runs: list[str] | None = None, last_steps: dict[str, int] | None = Non
     return fetch_wandb(config, last_steps or {}, as_of, api_key=api_key)
 
 
+def rows_of(result: WandbFetch) -> list[dict[str, Any]]:
+    return as_rows(result.rows)
+
+
 def steps_of(result: WandbFetch, run: str = HERO) -> list[int]:
-    return [r["step"] for r in result.rows if r["run"] == run]
+    return [r["step"] for r in rows_of(result) if r["run"] == run]
 
 
 def last_steps_of(rows: list[dict[str, Any]]) -> dict[str, int]:
@@ -90,7 +97,7 @@ def test_run_record_and_rows_match_the_fixture(server: FakeWandb) -> None:
 
     expected = hero_rows()
     assert steps_of(result) == [r["_step"] for r in expected]
-    by_step = {r["step"]: r for r in result.rows}
+    by_step = {r["step"]: r for r in rows_of(result)}
     for raw in expected[::37]:
         row = by_step[raw["_step"]]
         assert row["timestamp"] == pytest.approx(raw["_timestamp"])
@@ -105,18 +112,18 @@ def test_history_is_read_in_several_pages_at_full_resolution(server: FakeWandb) 
     # Fixture steps 0..2990: three windows of PAGE_SIZE steps, the last cut at lastStep + 1.
     assert [(p["minStep"], p["maxStep"]) for p in pages] == [
         (0, PAGE_SIZE), (PAGE_SIZE, 2 * PAGE_SIZE), (2 * PAGE_SIZE, 2991)]
-    assert len(result.rows) == 300 and result.detail["history_pages"] == 3
+    assert result.rows.num_rows == 300 and result.detail["history_pages"] == 3
     assert "sampledHistory" not in " ".join(server.operations())
 
 
 def test_go_ints_come_back_as_floats(server: FakeWandb) -> None:
     add_run(server)
     result = fetch()
-    first = result.rows[0]
+    first = rows_of(result)[0]
     # Logged as 0 and 46137344.0; wandb-core hands both back as JSON integers.
     assert first["optim/adam_lr"] == 0.0 and type(first["optim/adam_lr"]) is float
     assert first["throughput/total_tokens"] == 46137344.0
-    for row in result.rows:
+    for row in rows_of(result):
         assert type(row["step"]) is int and type(row["timestamp"]) is float
         assert all(type(v) is float for k, v in row.items() if k not in ("run", "step"))
 
@@ -124,7 +131,7 @@ def test_go_ints_come_back_as_floats(server: FakeWandb) -> None:
 def test_only_configured_keys_are_kept(server: FakeWandb) -> None:
     add_run(server)
     result = fetch(keys=["train/*"])
-    keys = set().union(*(r.keys() for r in result.rows))
+    keys = set().union(*(r.keys() for r in rows_of(result)))
     assert {"train/loss", "train/cross_entropy_loss"} <= keys
     assert "memory/peak_gib" in keys  # a mapped metric is always kept
     assert "memory/in_use_gib" not in keys and "moe/sender_drop_fraction" not in keys
@@ -146,7 +153,7 @@ def test_incremental_nights_fetch_each_step_once_and_lose_none(server: FakeWandb
         last = last_steps_of([{"run": k[0], "step": k[1]} for k in store])
         before = len(server.requests)
         result = fetch(last_steps=last, as_of=night)
-        for row in result.rows:
+        for row in rows_of(result):
             key = (row["run"], row["step"])
             assert key not in store, f"{key} fetched twice"
             store[key] = row["train/loss"]
@@ -160,10 +167,11 @@ def test_as_of_keeps_later_rows_for_the_next_snapshot(server: FakeWandb) -> None
     add_run(server)
     cut = t("2026-08-20T12:00")
     early = fetch(as_of=cut)
-    assert early.rows and all(r["timestamp"] <= cut.timestamp() for r in early.rows)
+    assert early.rows.num_rows and all(r["timestamp"] <= cut.timestamp()
+                                      for r in rows_of(early))
     later = [r["_step"] for r in hero_rows() if r["_timestamp"] > cut.timestamp()]
     assert early.detail["after_as_of"] == len(later)
-    rest = fetch(last_steps=last_steps_of(early.rows))
+    rest = fetch(last_steps=last_steps_of(rows_of(early)))
     assert steps_of(rest) == later
 
 
@@ -193,7 +201,7 @@ def test_fork_child_starts_before_parent_last_step(server: FakeWandb) -> None:
     assert (child.id, child.parent, child.fork_step) == (CHILD, HERO, 2500)
     assert steps_of(result, HERO)[-1] == 2990  # the parent's rewound tail is kept, as data
     assert steps_of(result, CHILD) == list(range(2500, 3500, 10))
-    keys = [(r["run"], r["step"]) for r in result.rows]
+    keys = [(r["run"], r["step"]) for r in rows_of(result)]
     assert len(keys) == len(set(keys))
 
 
@@ -214,13 +222,13 @@ def test_relogged_and_rewound_steps_give_one_row_each(server: FakeWandb) -> None
     run = add_run(server, rows=[*rows[:11], relogged, *rows[11:]])
     first = fetch()
     assert steps_of(first).count(100) == 1 and first.detail["duplicates_dropped"] == 1
-    assert next(r for r in first.rows if r["step"] == 100)["train/loss"] != 99.0
+    assert next(r for r in rows_of(first) if r["step"] == 100)["train/loss"] != 99.0
 
     # Overnight the run is rewound to step 2000 and re-logs 2010.. with new values.
     run.rows = [*rows[:201], *child_rows(2010, 3600, t("2026-08-21T10:00").timestamp())]
-    second = fetch(last_steps=last_steps_of(first.rows))
+    second = fetch(last_steps=last_steps_of(rows_of(first)))
     assert steps_of(second) == list(range(3000, 3600, 10))
-    keys = [(r["run"], r["step"]) for r in first.rows + second.rows]
+    keys = [(r["run"], r["step"]) for r in rows_of(first) + rows_of(second)]
     assert len(keys) == len(set(keys))
 
 
@@ -391,3 +399,67 @@ def test_fifty_thousand_rows(server: FakeWandb) -> None:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     assert peak < 1 << 30
     print(f"\n{n} rows in {seconds:.1f} s, peak RSS of the test process {peak / 2**20:.0f} MiB")
+
+
+# -- hostile payloads ------------------------------------------------------------------
+
+CONTROL = "\x00\x07\x1b[2J\x1b]0;owned\x07\x9b31m\x7f"
+
+
+def test_rows_at_impossible_times_are_left_out_and_named(server: FakeWandb) -> None:
+    rows = hero_rows()
+    bad = {5: -1e12, 7: 0, 9: "NaN", 11: 4.2e9, 13: rows[0]["_timestamp"] - 40 * 86400}
+    for i, when in bad.items():
+        rows[i] = {**rows[i], "_timestamp": when}
+    del rows[15]["_timestamp"]
+    add_run(server, rows=rows)
+    result = fetch()
+    wanted = [r["_step"] for i, r in enumerate(rows) if i not in bad and i != 15]
+    assert steps_of(result) == wanted
+    assert result.detail["bad_rows"] == 6 and result.detail["rows"] == 294
+    first = result.detail["first_bad_row"]
+    assert (first["run"], first["step"], float(first["timestamp"])) == (HERO, 50, -1e12)
+    assert result.problem is not None
+    assert "6 history rows left out as bad, the first of run " in result.problem
+    assert f"{HERO} at step 50" in result.problem and "294 other new rows" in result.problem
+
+
+def test_a_fetch_without_bad_rows_names_none(server: FakeWandb) -> None:
+    add_run(server)
+    result = fetch()
+    assert result.problem is None and result.detail["bad_rows"] == 0
+    assert "first_bad_row" not in result.detail
+
+
+def test_nan_missing_and_duplicated_values_as_the_readme_promises(server: FakeWandb) -> None:
+    rows = hero_rows()
+    rows[3] = {**rows[3], "train/loss": "NaN"}  # a NaN loss is data
+    del rows[4]["train/loss"]  # a row without the key: missing
+    rows[5] = {**rows[5], "train/loss": True}  # not a metric value: missing, never 1
+    again = {**rows[6], "train/loss": 42.0}  # step 60 logged twice: the first stands
+    add_run(server, rows=[*rows[:7], again, *rows[7:]])
+    result = fetch()
+    by_step = {r["step"]: r for r in rows_of(result)}
+    assert math.isnan(by_step[30]["train/loss"])
+    assert "train/loss" not in by_step[40] and "train/loss" not in by_step[50]
+    assert by_step[60]["train/loss"] == pytest.approx(rows[6]["train/loss"])
+    assert steps_of(result) == [r["_step"] for r in rows]
+
+
+def test_control_characters_never_leave_the_run_record_or_the_keys(server: FakeWandb) -> None:
+    node = hero_node()
+    config = {**node["config"], f"notes{CONTROL}": {"value": f"lr sweep{CONTROL} 3"},
+              "nested": {"value": {"tags": [f"a{CONTROL}", 1.5], f"k{CONTROL}": "v"}}}
+    summary = {**node["summaryMetrics"], "status": f"done{CONTROL}\nok"}
+    rows = [{**r, f"throughput/x{CONTROL}": 1.0} for r in hero_rows()]
+    add_run(server, rows=rows, config=config, summary=summary,
+            display_name=f"hero{CONTROL}\nrun")
+    result = fetch()
+    (run,) = result.runs
+    assert run.name == "hero[2J]0;owned31m run"
+    assert run.config["notes[2J]0;owned31m"] == "lr sweep[2J]0;owned31m 3"
+    assert run.config["nested"] == {"tags": ["a[2J]0;owned31m", 1.5], "k[2J]0;owned31m": "v"}
+    assert run.summary["status"] == "done[2J]0;owned31m\nok"
+    assert "throughput/x[2J]0;owned31m" in result.rows.column_names
+    text = json.dumps(run.to_json(), ensure_ascii=False) + "".join(result.rows.column_names)
+    assert not [c for c in text if unicodedata.category(c) == "Cc" and c not in "\t\n"]

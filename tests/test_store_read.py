@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -99,3 +101,75 @@ def test_one_store_kept_across_nights_reads_what_a_fresh_one_reads(
         for snap, thread in states:
             raw = json.loads((snap.path / "threads.json").read_text())
             assert thread in [Thread.from_json(t) for t in raw]
+
+
+def _rewrite_parquet(path: Path) -> None:
+    """A well-formed metrics file with every loss tripled (what a hand or a tool that
+    "fixes" the data would leave)."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    col = table.schema.get_field_index("train/loss")
+    pq.write_table(table.set_column(col, "train/loss", pc.multiply(table["train/loss"], 3.0)),
+                   path)
+
+
+def _edit_json(edit: Callable[[Any], None]) -> Callable[[Path], None]:
+    def apply(path: Path) -> None:
+        doc = json.loads(path.read_bytes())
+        edit(doc)
+        path.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    return apply
+
+
+# Well-formed files whose bytes are not the ones their manifest recorded: every reader
+# parses them without complaint, so only the check against the chain can refuse them.
+ALTERED = {
+    "data/2026-08-21T031700Z/metrics.parquet": _rewrite_parquet,
+    "data/2026-08-22T031700Z/threads.json": _edit_json(lambda d: d[0].update(title="edited")),
+    "data/2026-08-22T031700Z/runs.json": _edit_json(lambda d: d[0].update(state="crashed")),
+    "days/2026-08-21.json": _edit_json(lambda d: d["loss"].update(train_last=9.0)),
+    # An earlier manifest, re-serialised with one more key: its sha256 is no longer the
+    # one the next manifest's `previous` names.
+    "data/2026-08-21T031700Z/MANIFEST.json": _edit_json(lambda d: d.update(note="x")),
+}
+
+
+@pytest.mark.parametrize("rel", sorted(ALTERED))
+def test_a_snapshot_refuses_a_file_its_manifest_did_not_record(
+        two_nights: Path, tmp_path: Path, rel: str) -> None:
+    root = Path(shutil.copytree(two_nights, tmp_path / "c"))
+    ALTERED[rel](root / "docs" / rel)
+    before = sorted(p.relative_to(root).as_posix() for p in (root / "docs").rglob("*"))
+    result = cli("snapshot", "--dir", str(root), "--as-of", night(3))
+    assert result.exit_code == EXIT_USAGE, result.output
+    assert "Traceback" not in result.output
+    assert f"{root / 'docs' / rel}: " in result.output, result.output
+    assert "altered: its sha256 is" in result.output
+    assert f"git checkout -- {root / 'docs' / rel}" in result.output
+    # nothing written: no snapshot, no sealed day
+    assert sorted(p.relative_to(root).as_posix() for p in (root / "docs").rglob("*")) == before
+
+
+def test_a_snapshot_refuses_a_chain_with_a_snapshot_missing(two_nights: Path,
+                                                           tmp_path: Path) -> None:
+    root = Path(shutil.copytree(two_nights, tmp_path / "c"))
+    shutil.rmtree(root / "docs" / "data" / "2026-08-21T031700Z")
+    result = cli("snapshot", "--dir", str(root), "--as-of", night(3))
+    assert result.exit_code == EXIT_USAGE, result.output
+    assert "2026-08-22T031700Z/MANIFEST.json: names the predecessor 2026-08-21T031700Z" \
+        in result.output
+    assert len(list((root / "docs" / "data").iterdir())) == 1
+
+
+def test_a_view_before_a_snapshot_sees_only_what_that_snapshot_saw(two_nights: Path) -> None:
+    store = Store(two_nights / "docs")
+    first, second = store.snapshots()
+    view = store.before(second.id)
+    assert [s.id for s in view.snapshots()] == [first.id]
+    assert {d.isoformat() for d in view.sealed_days()} == set(first.sealed)
+    assert view.load_metrics().num_rows < store.load_metrics().num_rows
+    [day] = second.sealed
+    assert view.sealed_day(datetime.fromisoformat(day).date()) is None
+    assert store.sealed_day(datetime.fromisoformat(day).date()) is not None

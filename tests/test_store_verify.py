@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import http.server
 import json
+import os
 import shutil
 import threading
 from collections.abc import Iterator
@@ -172,3 +173,38 @@ def test_a_rewritten_newest_snapshot_fails_against_its_published_head(
 def test_a_bad_against_is_one_clear_message(root: Path, against: str, said: str) -> None:
     result = cli("verify", "--dir", str(root), "--against", against)
     assert result.exit_code == 2 and said in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(("content", "said"), [
+    (b"[" * 200_000, "not JSON a chronicle writes (nested too deeply to read)"),
+    (json.dumps({"head": {"snapshot": "/etc", "sha256": "0" * 64}}).encode(),
+     'head.snapshot is "/etc", not a snapshot id'),
+    (json.dumps({"head": {"snapshot": "../../x", "sha256": "0" * 64}}).encode(),
+     'head.snapshot is "../../x", not a snapshot id'),
+    (json.dumps({"head": {"snapshot": "2026-08-23T031700Z", "sha256": "zz"}}).encode(),
+     'head.sha256 is "zz", not a sha256'),
+    (json.dumps({"format": "chronicle-manifest/1", "snapshot": "/etc"}).encode(),
+     "a malformed manifest"),
+])
+def test_what_against_reads_is_checked_before_it_is_used(
+        root: Path, tmp_path: Path, content: bytes, said: str) -> None:
+    saved = tmp_path / "latest.json"
+    saved.write_bytes(content)
+    result = cli("verify", "--dir", str(root), "--against", str(saved))
+    assert result.exit_code == 2, result.output
+    assert isinstance(result.exception, SystemExit)  # a message, never a traceback
+    assert f"error: {saved}: {said}" in result.output
+
+
+def test_an_against_file_is_bounded_in_size_and_must_be_a_file(
+        root: Path, tmp_path: Path) -> None:
+    huge = tmp_path / "huge.json"
+    with huge.open("wb") as sink:
+        sink.truncate(500 << 20)  # 500 MB (sparse): never read
+    result = cli("verify", "--dir", str(root), "--against", str(huge))
+    assert result.exit_code == 2 and isinstance(result.exception, SystemExit)
+    assert f"--against {huge}: 524,288,000 bytes or more, over the 10 MB" in result.output
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)  # would never end
+    result = cli("verify", "--dir", str(root), "--against", str(pipe))
+    assert result.exit_code == 2 and f"--against {pipe}: not a regular file" in result.output

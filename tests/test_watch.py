@@ -17,6 +17,7 @@ from chronicle.analysis.prediction import predict
 from chronicle.config import load_config
 from chronicle.demo import DEMO_WATCH
 from chronicle.init import InitOptions, init_chronicle
+from chronicle.render.i18n import ENGLISH
 from chronicle.render.run_pages import run_pages
 from chronicle.site.inputs import BuildInputs, load_inputs
 from chronicle.snapshot.fetch import fetch_simulated_source
@@ -172,7 +173,7 @@ def test_cost_is_count_times_wall_clock_times_price(run: dict[str, Any]) -> None
 
 def _run_pages(inputs: BuildInputs) -> dict[str, str | bytes]:
     return run_pages(inputs.config, inputs.series, inputs.failures, inputs.days, inputs.runs,
-                     (inputs.config_artifact(), inputs.manifest_artifact()), None)
+                     (inputs.config_artifact(), inputs.manifest_artifact()), None, ENGLISH)
 
 
 def test_watch_pages_show_claims_risks_health_and_charts(run: dict[str, Any]) -> None:

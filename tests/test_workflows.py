@@ -189,8 +189,8 @@ def test_python_311_with_pip_cache_keyed_on_what_is_installed(tmp_path: Path) ->
 
 @pytest.mark.parametrize("path", [NIGHTLY, SCAFFOLD_NIGHTLY], ids=["repo", "scaffold"])
 def test_chronicle_cache_is_restored_before_the_snapshot(path: Path) -> None:
-    # Without it every night is cold: the compact metrics copy and the translated day
-    # pages (site/edition_cache.py) are made again from the whole store.
+    # Without it every night is cold: the chart SVGs, thread pages, verdicts and the
+    # translated day pages (site/edition_cache.py) are made again from the whole store.
     steps = load_workflow(path)["jobs"]["snapshot"]["steps"]
     caches = [i for i, s in enumerate(steps) if s.get("uses", "").startswith("actions/cache@")]
     assert len(caches) == 1
@@ -259,8 +259,74 @@ def test_secrets_reach_the_snapshot_step_only() -> None:
     step = find_step(wf, "snapshot", "Take a snapshot")
     assert step["env"]["WANDB_API_KEY"] == "${{ secrets.WANDB_API_KEY }}"
     assert "github.token" in step["env"]["GITHUB_TOKEN"]
-    others = [s for _, s in all_steps(wf) if s is not step]
+    # ...and the cache's signing secret the build step only (chronicle/cachekey.py).
+    build = find_step(wf, "snapshot", "Build the site")
+    assert build["env"] == {"CHRONICLE_CACHE_KEY": "${{ secrets.CHRONICLE_CACHE_KEY }}"}
+    others = [s for _, s in all_steps(wf) if s is not step and s is not build]
     assert not any("secrets." in json.dumps(s) for s in others)
+
+
+def test_a_weekly_cold_build_comes_before_the_upload_and_can_be_asked_for() -> None:
+    wf = load_workflow(NIGHTLY)
+    cold = find_step(wf, "snapshot", "without the cache")
+    assert cold["env"] == {"COLD_BUILD": "${{ inputs.cold_build }}"}
+    asked = triggers(wf)["workflow_dispatch"]["inputs"]["cold_build"]
+    assert (asked["type"], asked["default"], asked["required"]) == ("boolean", False, False)
+    steps = wf["jobs"]["snapshot"]["steps"]
+    order = [s.get("name", s.get("uses", "")) for s in steps]
+    assert order.index("Check the built site") < order.index(cold["name"]) < \
+        next(i for i, s in enumerate(steps) if "upload-pages" in s.get("uses", ""))
+
+
+def _cold_step(tmp_path: Path, differs: bool, asked: str) -> tuple[Any, Path]:
+    """Run the cold-build step in a chronicle whose warm site is built; the fake
+    `chronicle build` makes the same site, or one page of it different."""
+    work = tmp_path / "work"
+    (work / "site" / "days").mkdir(parents=True)
+    (work / "site" / "index.html").write_text("<p>home</p>\n")
+    (work / "site" / "days" / "d.html").write_text("<p>day</p>\n")
+    for kept in ("docs/days/d.md", "chronicle.yml", ".cache/chronicle/svgs/e.json",
+                 ".git/HEAD"):
+        (work / kept).parent.mkdir(parents=True, exist_ok=True)
+        (work / kept).write_text(kept)
+    calls = tmp_path / "calls"
+    page = "<p>forged</p>" if differs else "<p>day</p>"
+    bin_dir = fake_bin(tmp_path, chronicle=f"""echo "$@" >> "{calls}"
+[ "$1 $2 $4" = "build --dir --site-dir" ] || exit 9
+# the copy: the chronicle's files, without its cache, its site or .git
+[ -f "$3/docs/days/d.md" ] && [ -f "$3/chronicle.yml" ] || exit 8
+[ ! -e "$3/.cache" ] && [ ! -e "$3/site" ] && [ ! -e "$3/.git" ] || exit 7
+mkdir -p "$5/days"
+echo "<p>home</p>" > "$5/index.html"
+echo "{page}" > "$5/days/d.html"
+""")
+    step = find_step(load_workflow(NIGHTLY), "snapshot", "without the cache")
+    temp = tmp_path / "runner-temp"
+    temp.mkdir()
+    result, _ = run_step(step, work, bin_dir, {"COLD_BUILD": asked, "RUNNER_TEMP": str(temp)})
+    return result, calls
+
+
+def test_the_cold_build_passes_when_the_sites_are_the_same_bytes(tmp_path: Path) -> None:
+    result, calls = _cold_step(tmp_path, differs=False, asked="true")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "byte for byte" in result.stdout and calls.read_text().startswith("build --dir ")
+    assert (tmp_path / "work" / ".cache" / "chronicle" / "svgs" / "e.json").is_file()
+
+
+def test_the_cold_build_fails_the_job_when_a_page_differs(tmp_path: Path) -> None:
+    result, _ = _cold_step(tmp_path, differs=True, asked="true")
+    assert result.returncode == 1
+    assert "::error title=chronicle::the site built without the cache differs from tonight's " \
+           "build in 1 file(s) (first: Files site/days/d.html and " in result.stdout
+
+
+@pytest.mark.parametrize("asked", ["false", ""])
+def test_the_cold_build_runs_on_sundays_or_when_asked(tmp_path: Path, asked: str) -> None:
+    result, calls = _cold_step(tmp_path, differs=True, asked=asked)
+    sunday = asked == "" and datetime.now(UTC).isoweekday() == 7
+    assert result.returncode == (1 if sunday else 0), result.stdout
+    assert calls.exists() == sunday
 
 
 # ---- the shell steps, run for real ---------------------------------------------------------

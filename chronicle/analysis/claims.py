@@ -66,6 +66,7 @@ def check_claim(claim: Claim, figure: Figure) -> dict[str, Any]:
         "who": claim.who, "where": claim.where,
         "when": claim.when.isoformat() if claim.when else None,
         "against": claim.against, "figure": value, "how": claim.how, "method": method,
+        "tolerance": claim.tolerance,
         "status": status, "evidence": {"artifact": artifact, "sha256": sha},
     }
 

@@ -77,15 +77,23 @@ def _fork_records(s: Series, per_hour: float,
             accelerator_hours_lost=per_hour * (end - start),
             evidence=_fork_evidence(s, fork, last, end - start > gap_s),
             source=SOURCE,
+            detail={"run": fork.run, "parent": fork.parent, "step": int(fork.step),
+                    "redone": _redone(fork), "seconds": float(end - start)},
         ))
     return records, spans
 
 
-def _fork_what(fork: Fork, downtime: float) -> str:
-    text = f"W&B run {fork.run} forked from {fork.parent} at step {fork.step}"
+def _redone(fork: Fork) -> int | None:
+    """Return the parent's last step when the child re-did steps from a checkpoint."""
     # Series does not (yet) carry the parent's last raw step; use it when it does.
     redone = getattr(fork, "parent_last_step", None)
-    if redone is not None and redone >= fork.step:
+    return int(redone) if redone is not None and redone >= fork.step else None
+
+
+def _fork_what(fork: Fork, downtime: float) -> str:
+    text = f"W&B run {fork.run} forked from {fork.parent} at step {fork.step}"
+    redone = _redone(fork)
+    if redone is not None:
         text += f" (resumed from checkpoint; steps {fork.step}-{redone} re-done)"
     return f"{text}; no metrics for {_span(downtime)}"
 
@@ -122,6 +130,7 @@ def _gap_records(s: Series, per_hour: float, gap_s: float, now: float,
             accelerator_hours_lost=per_hour * (t[i + 1] - t[i]),
             evidence=(_row(s, a), _row(s, b)),
             source=SOURCE,
+            detail={"step": int(s.step[a]), "seconds": float(t[i + 1] - t[i])},
         ))
     if now - t[-1] > gap_s:  # silent right now: open until a later row closes it
         a = int(order[-1])
@@ -135,6 +144,8 @@ def _gap_records(s: Series, per_hour: float, gap_s: float, now: float,
             accelerator_hours_lost=per_hour * (now - t[-1]),
             evidence=(_row(s, a),),
             source=SOURCE,
+            detail={"step": int(s.step[a]), "seconds": float(now - t[-1]),
+                    "as_of": iso(_dt(now))},
         ))
     return records
 
@@ -162,6 +173,11 @@ def _spike_records(s: Series, loss: np.ndarray) -> list[FailureRecord]:
                   f"steps {int(s.step[onset])}-{int(s.step[j - 1])}"),
             evidence=(_row(s, onset), _row(s, peak), _row(s, j - 1)),
             source=SOURCE,
+            # At the precision `what` states them: the trailing-hour statistics carry
+            # summation noise in their last digits (a night and a backfill differ there).
+            detail={"value": float(f"{loss[peak]:.4g}"), "step": int(s.step[peak]),
+                    "baseline": float(f"{mean[i]:.4g}"), "sigma": float(f"{sigma[i]:.2g}"),
+                    "first": int(s.step[onset]), "last": int(s.step[j - 1])},
         ))
     return records
 
@@ -187,6 +203,7 @@ def _nan_records(s: Series, loss: np.ndarray) -> list[FailureRecord]:
             what=f"loss was NaN or inf on {rows} logged row(s), steps {first}-{last}",
             evidence=(_row(s, i), _row(s, j - 1)) if j - 1 > i else (_row(s, i),),
             source=SOURCE,
+            detail={"rows": rows, "first": first, "last": last},
         ))
     return records
 

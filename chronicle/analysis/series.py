@@ -13,6 +13,7 @@ from datetime import UTC, date, datetime, timedelta
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from chronicle.config import RunConfig
 from chronicle.models import RunRecord
@@ -66,6 +67,8 @@ class Series:
     def window(self, start: float, end: float) -> Series:
         """Return the rows with start <= timestamp < end (epoch seconds)."""
         lo, hi = np.searchsorted(self.timestamp_sorted_index(), [start, end])
+        if lo == 0 and hi == len(self):
+            return self  # every row: no copy of every array (a night may hold 10^6 rows)
         idx = self._by_time[lo:hi]
         idx.sort()
         return Series(
@@ -118,7 +121,7 @@ def lineage_order(
 def build_series(table: pa.Table, runs: Sequence[RunRecord], config: RunConfig) -> Series:
     """Return the stitched Series of every stored row (see module docstring)."""
     # Load inputs.
-    run_col = np.asarray(table.column("run").to_numpy(zero_copy_only=False), dtype=object)
+    run_col = _shared_strings(table.column("run"))
     steps = table.column("step").to_numpy().astype(np.int64, copy=False)
     stamps = table.column("timestamp").to_numpy().astype(np.float64, copy=False)
     order = lineage_order(runs, config, list(dict.fromkeys(run_col.tolist())))
@@ -130,6 +133,16 @@ def build_series(table: pa.Table, runs: Sequence[RunRecord], config: RunConfig) 
     # Save outputs.
     return Series(step=steps[idx], timestamp=stamps[idx], run=run_col[idx], values=values,
                   bad=bad, forks=tuple(forks), lineage=tuple(present), raw_keys=raw_keys)
+
+
+def _shared_strings(column: pa.ChunkedArray) -> np.ndarray:
+    """Return a string column as an object array in which equal values are one str object:
+    a few run ids repeated 10^6 times, not 10^6 strings."""
+    names = column.unique()
+    index = pc.index_in(column, value_set=names)
+    if index.null_count:  # a null (chronicle never writes one): each value as it is
+        return np.asarray(column.to_numpy(zero_copy_only=False), dtype=object)
+    return np.asarray(names.to_pylist(), dtype=object)[index.to_numpy()]
 
 
 def _stitch(run_col: np.ndarray, steps: np.ndarray, stamps: np.ndarray, order: Sequence[str],

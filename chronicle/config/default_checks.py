@@ -64,6 +64,12 @@ def parse_rule(text: Any) -> Rule | None:
     return Rule(m.group(1), m.group(2), threshold) if math.isfinite(threshold) else None
 
 
+def N_(message: str) -> str:
+    """Mark a default reason for the message catalog: the site says it in each language
+    (render/record_text.py); the config and the sealed record keep the English."""
+    return message
+
+
 def _c(cid: str, metric: str | tuple[str, ...], rule: str, severity: str, reason: str,
        window: float | None = None) -> Check:
     parsed = parse_rule(rule)
@@ -75,28 +81,28 @@ def _c(cid: str, metric: str | tuple[str, ...], rule: str, severity: str, reason
 # Mirrors the upstream run's alerts (marin moe_hero_ep monitoring): twelve checks.
 DEFAULT_CHECKS: tuple[Check, ...] = (
     _c("telemetry_gone", "telemetry", "gap_minutes > 10", "warn",
-       "no metrics for over 10 minutes: the job stalled, crashed or lost its logger"),
+       N_("no metrics for over 10 minutes: the job stalled, crashed or lost its logger")),
     _c("loss_spike", "failures.loss_spike", "count > 0", "fail",
-       "a loss spike by upstream's rule (5-min minimum above the trailing hour's mean + 6σ)"),
+       N_("a loss spike by upstream's rule (5-min minimum above the trailing hour's mean + 6σ)")),
     _c("grad_norm", "grad_norm", "max > 2.0", "warn",
-       "gradient norm above 2.0 precedes loss spikes and divergence"),
+       N_("gradient norm above 2.0 precedes loss spikes and divergence")),
     _c("skipped_steps", "loss", "nan_count > 0", "fail",
-       "NaN/inf loss: the trainer skips those updates and they may signal divergence"),
+       N_("NaN/inf loss: the trainer skips those updates and they may signal divergence")),
     _c("drop_fraction", "drop_fraction", "p50 > 0.07", "warn",
-       "over 7% of tokens dropped by the MoE router for an hour: capacity is starved", 60),
+       N_("over 7% of tokens dropped by the MoE router for an hour: capacity is starved"), 60),
     _c("router_entropy", "router_entropy", "min < 5.92", "warn",
-       "router entropy far below the uniform bound: experts are collapsing"),
+       N_("router entropy far below the uniform bound: experts are collapsing")),
     _c("router_bias", ("router_bias_max", "router_bias_min"), "abs_max > 400", "warn",
-       "load-balancing bias beyond ±400: the balancer is fighting a skewed router"),
+       N_("load-balancing bias beyond ±400: the balancer is fighting a skewed router")),
     _c("throughput", "tokens_per_second", "p50 < 2.0e6", "warn",
-       "compute-step throughput under 2.0M tokens/s for an hour: a slow node or bad sharding",
+       N_("compute-step throughput under 2.0M tokens/s for an hour: a slow node or bad sharding"),
        60),
     _c("mfu", "mfu", "p50 < 15", "warn",
-       "MFU under 15% (percent of peak) for an hour: the accelerators are idling", 60),
+       N_("MFU under 15% (percent of peak) for an hour: the accelerators are idling"), 60),
     _c("eval_regressed", "eval_loss", "increase > 0.02", "warn",
-       "eval loss rose above its best so far: the model got worse on held-out data"),
+       N_("eval loss rose above its best so far: the model got worse on held-out data")),
     _c("prediction_band", "prediction", "band_excess > 0", "warn",
-       "eval loss outside the pre-registered prediction band"),
+       N_("eval loss outside the pre-registered prediction band")),
     _c("heartbeat", "telemetry", "gap_minutes > 60", "fail",
-       "no heartbeat for over an hour: work since the last checkpoint is at risk"),
+       N_("no heartbeat for over an hour: work since the last checkpoint is at risk")),
 )

@@ -9,14 +9,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chronicle.models.github import Comment, PullRequest, Thread
 from chronicle.models.times import Archived, iso, parse_time, required_time
 
-# Metric rows are plain dicts: "run" (W&B run id), "step" (int), "timestamp" (epoch
-# seconds, float) and then the raw W&B keys ("train/loss", ...) with float values
-# (NaN allowed: it is data). The store keeps them in Parquet, one column per key.
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+# Metric rows: "run" (W&B run id), "step" (int), "timestamp" (epoch seconds, float) and
+# then the raw W&B keys ("train/loss", ...) with float values (NaN allowed: it is data).
+# A fetch carries them as an Arrow table with those columns (a night may bring 10^6 rows);
+# one row as a plain dict is a MetricRow. The store keeps them in Parquet, one column per key.
 MetricRow = dict[str, Any]
 ROW_KEYS = ("run", "step", "timestamp")
 
@@ -92,6 +96,9 @@ class FailureRecord:
     accelerator_hours_lost: float | None = None
     evidence: tuple[str, ...] = ()
     source: str = ""  # "github", "manual", "metrics"
+    # A detected failure's facts (step, seconds, values...), from which every language
+    # says `what` (render/record_text.py); empty for records people wrote.
+    detail: dict[str, Any] = field(default_factory=dict, hash=False)
 
     @property
     def duration_seconds(self) -> float | None:
@@ -110,6 +117,8 @@ class FailureRecord:
             "what": self.what,
             "accelerator_hours_lost": self.accelerator_hours_lost,
             "evidence": list(self.evidence),
+            # Only where there are facts: records without them keep their bytes.
+            **({"detail": self.detail} if self.detail else {}),
         }
 
     @classmethod
@@ -123,6 +132,7 @@ class FailureRecord:
             what=d.get("what", ""),
             accelerator_hours_lost=d.get("accelerator_hours_lost"),
             evidence=tuple(d.get("evidence") or ()),
+            detail=dict(d.get("detail") or {}),
         )
 
 
@@ -134,6 +144,11 @@ class SourceStatus:
     ok: bool
     error: str | None = None
     detail: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def degraded(self) -> bool:
+        """Failed, or answered with something left out (`error` says what): exit 3."""
+        return not self.ok or self.error is not None
 
     def to_json(self) -> dict[str, Any]:
         return {"status": "ok" if self.ok else "failed", "error": self.error, **self.detail}
@@ -150,10 +165,11 @@ class Fetched:
 
     `runs`/`metrics` are None when W&B failed, `threads` None when GitHub failed: the
     store then keeps what it had (nothing is dropped) and the manifest records why.
-    `pulls` is None when GitHub failed or `github.pulls` is not configured.
+    `pulls` is None when GitHub failed or `github.pulls` is not configured. `metrics` is
+    a table of rows (see MetricRow); a list of MetricRow dicts is accepted too.
     """
 
-    metrics: list[MetricRow] | None
+    metrics: pa.Table | list[MetricRow] | None
     runs: list[RunRecord] | None
     threads: list[Thread] | None
     failures: list[FailureRecord]
@@ -162,4 +178,4 @@ class Fetched:
 
     @property
     def degraded(self) -> bool:
-        return any(not s.ok for s in self.statuses)
+        return any(s.degraded for s in self.statuses)

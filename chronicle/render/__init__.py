@@ -13,10 +13,10 @@ from datetime import datetime
 from typing import Any
 
 import yaml
-from jinja2 import Environment, PackageLoader, StrictUndefined
+from jinja2 import Environment, PackageLoader, StrictUndefined, pass_context
+from jinja2.runtime import Context
 from markupsafe import Markup, escape
 
-from chronicle.render import i18n
 from chronicle.render.formats import (
     MISSING,
     fmt_count,
@@ -34,8 +34,8 @@ from chronicle.render.formats import (
     fmt_time,
     fmt_usd,
     fmt_zh,
-    plural,
 )
+from chronicle.render.i18n import Language
 
 # Characters that Markdown (or attr_list / macros-like plugins) would interpret in text.
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]()#+!-])")
@@ -75,6 +75,71 @@ def front_matter(meta: Mapping[str, Any]) -> str:
     return f"---\n{body}---\n\n"
 
 
+def _lang(context: Context) -> Language:
+    lang = context.get("lang")
+    if not isinstance(lang, Language):
+        raise TypeError(f"template {context.name}: rendered without a `lang` (a Language)")
+    return lang
+
+
+# What `{% trans %}` and `_()` call in a template, as Jinja's own "newstyle" gettext does
+# (the translation is markup-safe only where the template autoescapes; `%(name)s`
+# placeholders are filled from the keywords, escaped), with the words of the `lang` the
+# template is rendered with: the language is an argument of `render`, never a global.
+@pass_context
+def _gettext(context: Context, message: str, **variables: Any) -> str:
+    text = _lang(context).gettext(message)
+    if context.eval_ctx.autoescape:
+        text = Markup(text)
+    return text % variables  # always a format string, as Jinja's own: "%%" is "%"
+
+
+@pass_context
+def _ngettext(context: Context, singular: str, plural: str, num: int,
+              **variables: Any) -> str:
+    variables.setdefault("num", num)
+    text = _lang(context).ngettext(singular, plural, num)
+    if context.eval_ctx.autoescape:
+        text = Markup(text)
+    return text % variables
+
+
+@pass_context
+def _pgettext(context: Context, ctx: str, message: str, **variables: Any) -> str:
+    variables.setdefault("context", ctx)
+    text = _lang(context).pgettext(ctx, message)
+    if context.eval_ctx.autoescape:
+        text = Markup(text)
+    return text % variables
+
+
+def _by_language(method: str) -> Any:
+    """Return a filter calling `Language.<method>` of the template's `lang`."""
+    @pass_context
+    def apply(context: Context, value: Any, *args: Any) -> Any:
+        return getattr(_lang(context), method)(value, *args)
+    return apply
+
+
+def _with_language(fn: Any) -> Any:
+    """Return a filter calling `fn(value, lang)` with the template's `lang`."""
+    @pass_context
+    def apply(context: Context, value: Any) -> Any:
+        return fn(value, _lang(context))
+    return apply
+
+
+def link(text: Any, url: str, raw: bool = False) -> Markup:
+    """Return a link: Markdown (`[text](url)`, which mkdocs checks and rewrites), or, with
+    `raw`, an HTML anchor that mkdocs leaves alone: a translated edition's link to a file
+    only the English record publishes (its JSON, the API, CITATION.cff), which is not part
+    of that edition's build. `text` is escaped unless it is already Markup."""
+    label = text if isinstance(text, Markup) else escape(text)
+    if raw:
+        return Markup(f'<a href="{escape(url)}">{label}</a>')
+    return Markup(f"[{label}]({url})")
+
+
 def environment() -> Environment:
     """Return the Jinja environment of chronicle's page templates."""
     env = Environment(
@@ -86,25 +151,29 @@ def environment() -> Environment:
         keep_trailing_newline=True,
         extensions=["jinja2.ext.i18n"],
         # Jinja's optimizer computes a filter of a constant when it compiles a template
-        # (`"open" | term(...)`), and a compiled template is kept for the process: the
-        # language it was first compiled in would stay in every later edition's pages.
+        # (`"open" | term(...)`), and a compiled template is kept for the process: no
+        # filter may be folded whose output depends on the language it is rendered in.
         optimized=False,
     )
-    # {% trans %} blocks are msgids with their whitespace collapsed (as extracted), and
-    # look up the language of the build being rendered (render/i18n.py).
+    # {% trans %} blocks are msgids with their whitespace collapsed (as extracted).
     env.policies["ext.i18n.trimmed"] = True
-    env.install_gettext_callables(  # type: ignore[attr-defined]
-        i18n.gettext, i18n.ngettext, newstyle=True, pgettext=i18n.pgettext)
+    env.newstyle_gettext = True  # type: ignore[attr-defined]
+    env.globals.update(gettext=_gettext, _=_gettext, ngettext=_ngettext, pgettext=_pgettext)
     env.filters.update(num=fmt_num, signed=fmt_signed, pct=fmt_pct, points=fmt_points,
-                       si=fmt_si, si_signed=fmt_si_signed, count=fmt_count, plain=fmt_plain,
-                       usd=fmt_usd, plural=plural, duration=fmt_duration, time=fmt_time,
-                       date=fmt_date, hours=fmt_hours, md=md_text, href=href)
-    env.globals["language"] = i18n.language
-    # Imported here: both modules format with the filters above.
-    from chronicle.render.terms import term
-    from chronicle.render.translate import translate_text
+                       count=fmt_count, plain=fmt_plain, md=md_text, href=href)
+    env.globals["link"] = link
+    env.filters.update({name: _by_language(method) for name, method in (
+        ("si", "si"), ("si_signed", "si_signed"), ("usd", "usd"), ("plural", "plural"),
+        ("duration", "duration"), ("time", "time"), ("date", "date"), ("hours", "hours"),
+        ("term", "term"))})
+    # What the record says in generated sentences, said in the template's language from
+    # the record's facts (render/record_text.py); text people wrote stays as written.
+    from chronicle.render import record_text
 
-    env.filters.update(term=term, sealed=translate_text)
+    env.filters.update({name: _with_language(fn) for name, fn in (
+        ("what", record_text.failure_text), ("title", record_text.day_title),
+        ("reason", record_text.check_reason), ("method", record_text.claim_method),
+        ("because", record_text.correction_reason))})
     return env
 
 
@@ -114,12 +183,12 @@ _ENV: Environment | None = None
 __all__ = ["MISSING", "fmt_count", "fmt_date", "fmt_duration", "fmt_hours", "fmt_month",
            "fmt_num", "fmt_pct", "fmt_plain", "fmt_points", "fmt_si", "fmt_si_signed",
            "fmt_signed", "fmt_time", "fmt_usd", "fmt_zh", "front_matter", "href", "md_text",
-           "plural", "render"]
+           "render"]
 
 
-def render(template: str, **context: Any) -> str:
-    """Render one template of chronicle/render/templates with `context`."""
+def render(template: str, lang: Language, **context: Any) -> str:
+    """Render one template of chronicle/render/templates in `lang` with `context`."""
     global _ENV
     if _ENV is None:
         _ENV = environment()
-    return _ENV.get_template(template).render(**context)
+    return _ENV.get_template(template).render(lang=lang, **context)

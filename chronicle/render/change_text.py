@@ -15,8 +15,7 @@ import numpy as np
 from chronicle.models import parse_time
 from chronicle.render import fmt_pct, fmt_zh
 from chronicle.render.charts import Event
-from chronicle.render.i18n import DEFAULT, N_, is_chinese, use_language
-from chronicle.render.i18n import gettext as _
+from chronicle.render.i18n import N_, Language
 
 KIND_TITLES = {
     "config": N_("Config"),
@@ -31,14 +30,14 @@ UNKNOWN = N_("unknown")
 MAX_SHOWN = 60  # a config value longer than this is cut in a sentence
 
 
-def value_text(value: Any, tokens: bool = False) -> str:
+def value_text(value: Any, lang: Language, tokens: bool = False) -> str:
     """Return a change's before/after value as text ("unknown" when absent)."""
     if value is None:
-        return _(UNKNOWN)
+        return lang.gettext(UNKNOWN)
     if isinstance(value, Mapping) and "sha256" in value and "summary" in value:
         return f"{value['summary']} (sha256 {str(value['sha256'])[:12]}…)"
     if tokens and isinstance(value, int | float) and not isinstance(value, bool):
-        if is_chinese():
+        if lang.zh:
             return fmt_zh(value) + " token"
         return f"{value / 1e12:.3f}T tokens"
     if isinstance(value, bool) or value is None:
@@ -49,27 +48,29 @@ def value_text(value: Any, tokens: bool = False) -> str:
     return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"
 
 
-def _where(c: Mapping[str, Any]) -> str:
+def _where(c: Mapping[str, Any], lang: Language) -> str:
+    _ = lang.gettext
     run = c.get("run")
     if c.get("parent"):
         return _(" in W&B run {run} (forked from {parent})").format(run=run, parent=c["parent"])
     return _(" in W&B run {run}").format(run=run) if run else ""
 
 
-def _sentence(c: Mapping[str, Any]) -> tuple[str, str]:
+def _sentence(c: Mapping[str, Any], lang: Language) -> tuple[str, str]:
     """Return (what the change is, what follows the step) of a change's sentence."""
-    kind, where = c["kind"], _where(c)
-    before, after = value_text(c["before"]), value_text(c["after"])
+    _ = lang.gettext
+    kind, where = c["kind"], _where(c, lang)
+    before, after = value_text(c["before"], lang), value_text(c["after"], lang)
     if kind == "sequence_length":
         return _("Context length {before} → {after} tokens per sequence{where}").format(
             before=before, after=after, where=where), ""
     if kind == "budget":
         configured = (c.get("detail") or {}).get("configured")
         tail = _("; chronicle.yml says {budget}").format(
-            budget=value_text(configured, tokens=True)) if configured else ""
+            budget=value_text(configured, lang, tokens=True)) if configured else ""
         return _("Implied token budget {before} → {after}{where}").format(
-            before=value_text(c["before"], tokens=True),
-            after=value_text(c["after"], tokens=True), where=where), tail
+            before=value_text(c["before"], lang, tokens=True),
+            after=value_text(c["after"], lang, tokens=True), where=where), tail
     if kind == "mixture":
         moved = (c.get("detail") or {}).get("movers") or []
         top = ", ".join(f"{m['key']} {m['before']:.3f} → {m['after']:.3f}" for m in moved[:3])
@@ -86,9 +87,10 @@ def _sentence(c: Mapping[str, Any]) -> tuple[str, str]:
         key=c["key"], before=before, after=after, where=where), ""
 
 
-def describe(c: Mapping[str, Any]) -> str:
+def describe(c: Mapping[str, Any], lang: Language) -> str:
     """Return one sentence saying what a change is (plain text, untrusted parts included)."""
-    text, tail = _sentence(c)
+    _ = lang.gettext
+    text, tail = _sentence(c, lang)
     step = c.get("step")
     at = _(" at step {step}").format(step=f"{step:,}") if isinstance(step, int) else ""
     frac = c.get("budget_fraction")
@@ -97,48 +99,43 @@ def describe(c: Mapping[str, Any]) -> str:
     return f"{text}{at}{share}{tail}" + _(".")
 
 
-def marker_label(c: Mapping[str, Any]) -> str:
-    """Return the short label of a change's chart marker (English: charts are translated
-    from their sealed text, render/translate.py)."""
+def marker_label(c: Mapping[str, Any], lang: Language) -> str:
+    """Return the short label of a change's chart marker."""
+    _ = lang.gettext
     if c["kind"] == "sequence_length":
-        return N_("context {before} → {after}").format(
-            before=_english_value(c["before"]), after=_english_value(c["after"]))
+        return _("context {before} → {after}").format(
+            before=value_text(c["before"], lang), after=value_text(c["after"], lang))
     if c["kind"] == "mixture":
-        return N_("mixture stage {before} → {after}").format(
-            before=_english_value(c["before"]), after=_english_value(c["after"]))
-    return N_("budget {before} → {after}").format(
-        before=_english_value(c["before"], tokens=True),
-        after=_english_value(c["after"], tokens=True))
+        return _("mixture stage {before} → {after}").format(
+            before=value_text(c["before"], lang), after=value_text(c["after"], lang))
+    return _("budget {before} → {after}").format(
+        before=value_text(c["before"], lang, tokens=True),
+        after=value_text(c["after"], lang, tokens=True))
 
 
-def _english_value(value: Any, tokens: bool = False) -> str:
-    with use_language(DEFAULT):
-        return value_text(value, tokens)
-
-
-def change_events(changes: Sequence[Mapping[str, Any]], start: float = -np.inf,
-                  end: float = np.inf) -> list[Event]:
+def change_events(changes: Sequence[Mapping[str, Any]], lang: Language,
+                  start: float = -np.inf, end: float = np.inf) -> list[Event]:
     """Return chart markers for the context, mixture and budget changes in [start, end)."""
     out = []
     for c in changes:
         when = parse_time(c.get("time"))
         if c["kind"] in MARKERS and when is not None and start <= when.timestamp() < end:
-            out.append(Event(when.timestamp(), MARKERS[c["kind"]], marker_label(c)))
+            out.append(Event(when.timestamp(), MARKERS[c["kind"]], marker_label(c, lang)))
     return out
 
 
-def change_row(c: Mapping[str, Any]) -> dict[str, Any]:
+def change_row(c: Mapping[str, Any], lang: Language) -> dict[str, Any]:
     """Return what a list of changes shows of one: time, kind, sentence, PR link, id."""
     pr = (c.get("detail") or {}).get("pull_request") or {}
     title = KIND_TITLES.get(c["kind"])
     return {"id": c["id"], "time": c.get("time"), "kind": c["kind"],
-            "title": _(title) if title else c["kind"], "text": describe(c),
+            "title": lang.gettext(title) if title else c["kind"], "text": describe(c, lang),
             "url": pr.get("url") or ""}
 
 
-def what_changed(day: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+def what_changed(day: Mapping[str, Any], lang: Language) -> list[dict[str, Any]] | None:
     """Return the rows of a day page's "What changed" section (None: sealed before changes
     were tracked, so the page has no such section)."""
     if "changes" not in day:
         return None
-    return [change_row(c) for c in day["changes"]]
+    return [change_row(c, lang) for c in day["changes"]]

@@ -18,60 +18,64 @@ from typing import Any
 from chronicle.analysis.changes import RunChanges
 from chronicle.config import RunConfig
 from chronicle.models import parse_time
-from chronicle.render import fmt_date, render
+from chronicle.render import render
 from chronicle.render.change_text import KIND_TITLES, change_row, describe
 from chronicle.render.feeds import Item
-from chronicle.render.i18n import gettext as _
+from chronicle.render.i18n import Language
 
 SCHEMA = "chronicle-changes/1"
 
 
-def changes_page(known: RunChanges, sealed: Mapping[str, int], config: RunConfig) -> str:
+def changes_page(known: RunChanges, sealed: Mapping[str, int], config: RunConfig,
+                 lang: Language) -> str:
     """Return the Changes page: a timeline of every change, newest first, by day.
 
     `sealed` maps each sealed day (YYYY-MM-DD) to its day number: a change links it.
     """
+    _ = lang.gettext
     days: dict[str, list[dict[str, Any]]] = {}
     for c in reversed(known.changes):
         when = parse_time(c["time"])
         day = when.date().isoformat() if when else _("unknown")
-        row = change_row(c)
+        row = change_row(c, lang)
         row["evidence"] = [e for e in c["evidence"] if e.get("path")]
         row["run"] = c.get("run")
         days.setdefault(day, []).append(row)
     counts = Counter(c["kind"] for c in known.changes)
     return render(
-        "changes.md.j2", days=list(days.items()), sealed=sealed,
+        "changes.md.j2", lang, days=list(days.items()), sealed=sealed,
         counts=[(_(KIND_TITLES[k]), counts.get(k, 0)) for k in KIND_TITLES],
         implied=known.implied_budget, configured=config.run.token_budget,
         keys=sorted(config.wandb.config_keys.items()),
         pulls=config.github.pulls, total=len(known.changes))
 
 
-def change_items(changes: Sequence[Mapping[str, Any]], site_url: str) -> list[Item]:
+def change_items(changes: Sequence[Mapping[str, Any]], site_url: str,
+                 lang: Language) -> list[Item]:
     """Return one feed item per change, dated when a snapshot first recorded it."""
+    _ = lang.gettext
     out = []
     for c in changes:
         recorded = parse_time(c.get("recorded_at")) or parse_time(c.get("time"))
         if recorded is None:
             continue
-        row = change_row(c)
+        row = change_row(c, lang)
         when = parse_time(c.get("time"))
         link = f"{site_url}changes.html#{c['id']}"
         html = f"<p>{escape(row['text'])}</p>"
         if when is not None:
             day = when.date().isoformat()
             html += "<p>" + _("It took effect on {day}; recorded by snapshot {snapshot}.").format(
-                day=f'<a href="{site_url}days/{day}.html">{escape(fmt_date(day))}</a>',
+                day=f'<a href="{site_url}days/{day}.html">{escape(lang.date(day))}</a>',
                 snapshot=escape(str(c.get("recorded_by")))) + "</p>"
         if row["url"].startswith(("https://", "http://")):
             html += f'<p><a href="{escape(row["url"])}">{escape(row["url"])}</a></p>'
-        out.append(Item(link, recorded, f"{row['title']}: {_short(c)}", link, html))
+        out.append(Item(link, recorded, f"{row['title']}: {_short(c, lang)}", link, html))
     return sorted(out, key=lambda i: (i.published, i.guid))
 
 
-def _short(c: Mapping[str, Any]) -> str:
-    text = describe(c)
+def _short(c: Mapping[str, Any], lang: Language) -> str:
+    text = describe(c, lang)
     return text if len(text) <= 120 else text[:119] + "…"
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from chronicle.render import vega as v
+from chronicle.render.i18n import N_, Language
 from chronicle.render.marks import (
     Axis,
     Event,
@@ -31,16 +32,22 @@ from chronicle.render.marks import (
 from chronicle.render.vega import HOVER_LAYER, SERIES_COLORS, SVG_WIDTH, downsample_minmax
 
 __all__ = ["HOVER_LAYER", "SERIES_COLORS", "SVG_WIDTH", "Axis", "Event", "Options", "Span",
-           "downsample_minmax", "line_chart"]
+           "downsample_minmax", "line_chart", "smoothed"]
 MIN_SERIES_POINTS = 400
-SMOOTHED = " (smoothed)"
+SMOOTHED = N_("{series} (smoothed)")
 # At most this many axis labels (Vega would put one every 40 px: 17 on a 720 px static
 # SVG, which a phone shows shrunk to 390 px, and every label is a measured text to draw).
 X_TICKS, Y_TICKS = 8, 6
 
 
+def smoothed(name: str, lang: Language) -> str:
+    """Return the name of a series' smoothed (EMA) line ("train loss (smoothed)")."""
+    return lang.gettext(SMOOTHED).format(series=name)
+
+
 def _series_rows(series: Mapping[str, tuple[np.ndarray, np.ndarray]], per_series: int,
-                 x: Axis, y: Axis, opts: Options, names: list[str]) -> list[dict[str, Any]]:
+                 x: Axis, y: Axis, opts: Options, names: list[str],
+                 lang: Language) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for name, (sx, sy) in series.items():
         xa, ya = np.asarray(sx, dtype=float).ravel(), np.asarray(sy, dtype=float).ravel()
@@ -62,7 +69,7 @@ def _series_rows(series: Mapping[str, tuple[np.ndarray, np.ndarray]], per_series
             window = max(2.0, fx.size / 200.0)  # ~0.5% of the span, like W&B at one zoom
             sm = v.ema(fx, fy, 1.0 - 1.0 / window)
             idx = v.thin(fx.size, max(share, 2))
-            label = name + SMOOTHED
+            label = smoothed(name, lang)
             names.append(label)
             rows.extend(_with_breaks(names.index(label), fx[idx], sm[idx], x, opts))
     return rows
@@ -105,12 +112,12 @@ def _band_rows(bands: Mapping[str, tuple[np.ndarray, np.ndarray, np.ndarray]], t
     return rows
 
 
-def _x_enc(x: Axis, span: float) -> dict[str, Any]:
+def _x_enc(x: Axis, span: float, lang: Language) -> dict[str, Any]:
     if x.time:
         return {"field": "x", "type": "temporal", "scale": {"type": "utc"},
-                "axis": v.time_axis(x.title, span / 1000.0)}
+                "axis": v.time_axis(x.title, span / 1000.0, lang)}
     return {"field": "x", "type": "quantitative", "scale": {"zero": False, "nice": False},
-            "axis": v.axis(x.kind, x.title, tickCount=X_TICKS)}
+            "axis": v.axis(x.kind, x.title, lang, tickCount=X_TICKS)}
 
 
 def _y_scale(y: Axis) -> dict[str, Any]:
@@ -122,58 +129,64 @@ def _y_scale(y: Axis) -> dict[str, Any]:
     return scale
 
 
-def _tooltip(x: Axis, y: Axis) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    calc = [v.label_calc(y.kind, "y", y.unit)]
-    tips: list[dict[str, Any]] = [{"field": "k", "type": "nominal", "title": "series"}]
+def _tooltip(x: Axis, y: Axis, lang: Language,
+             ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    _ = lang.gettext
+    calc = [v.label_calc(y.kind, "y", lang, y.unit)]
+    tips: list[dict[str, Any]] = [{"field": "k", "type": "nominal", "title": _("series")}]
     if x.time:
         tips.append({"field": "x", "type": "temporal", "timeUnit": "utcyearmonthdatehoursminutes",
-                     "title": "time (UTC)"})
+                     "title": _("time (UTC)")})
     else:
-        calc.append(v.label_calc(x.kind, "x", x.unit))
+        calc.append(v.label_calc(x.kind, "x", lang, x.unit))
         tips.append({"field": "x_text", "type": "nominal", "title": x.title or "x"})
-    tips.append({"field": "y_text", "type": "nominal", "title": y.title or "value"})
+    tips.append({"field": "y_text", "type": "nominal", "title": y.title or _("value")})
     return calc, tips
 
 
 def _color(names: list[str], opts: Options, spans: Sequence[Span], x: Axis, lo_x: float,
-           hi_x: float) -> dict[str, Any]:
+           hi_x: float, lang: Language) -> dict[str, Any]:
     """Return the colour encoding every layer shares: one scale, so one legend explains the
     series, the shaded day, downtime and each kind of marker once."""
+    _ = lang.gettext
     extra: list[tuple[str, str]] = []
     if opts.highlight is not None:
-        extra.append(v.HIGHLIGHT)
+        extra.append((_(v.HIGHLIGHT[0]), v.HIGHLIGHT[1]))
     if spans:
-        extra.append(v.DOWNTIME)
+        extra.append((_(v.DOWNTIME[0]), v.DOWNTIME[1]))
     for e in opts.events:
-        label, colour, _ = v.event_style(e.kind)
-        if label not in [n for n, _ in extra] and np.isfinite(e.x) \
+        label, colour, _labelled = v.event_style(e.kind)
+        label = _(label)
+        if label not in [n for n, _c in extra] and np.isfinite(e.x) \
                 and lo_x <= v.x_value(e.x, x.time) <= hi_x:
             extra.append((label, colour))
-    domain = names + [n for n, _ in extra]
-    raw_names = [n for n in names if not n.endswith(SMOOTHED)]
+    domain = names + [n for n, _c in extra]
+    raw_of = {smoothed(n, lang): n for n in opts.smooth}
+    raw_names = [n for n in names if n not in raw_of]
     # A smoothed line takes its raw series' colour; the legend names the series once.
-    colours = [SERIES_COLORS[raw_names.index(n.removesuffix(SMOOTHED)) % len(SERIES_COLORS)]
+    colours = [SERIES_COLORS[raw_names.index(raw_of.get(n, n)) % len(SERIES_COLORS)]
                for n in names]
-    shown = raw_names + [n for n, _ in extra]
+    shown = raw_names + [n for n, _c in extra]
     legend = v.legend(len(shown))
     if legend is not None and len(shown) < len(domain):
         legend["values"] = shown
     return {"field": "k", "type": "nominal",
-            "scale": v.color_scale(domain, colours + [c for _, c in extra]), "legend": legend}
+            "scale": v.color_scale(domain, colours + [c for _n, c in extra]), "legend": legend}
 
 
 def line_chart(series: Mapping[str, tuple[np.ndarray, np.ndarray] | None], *, title: str,
-               description: str, x: Axis, y: Axis, options: Options | None = None,
-               subtitle: str | None = None, target: int = 2000,
-               height: int = 260) -> dict[str, Any]:
-    """Return a Vega-Lite spec: downsampled lines plus spans, highlight, bands, rules, events."""
+               description: str, x: Axis, y: Axis, lang: Language,
+               options: Options | None = None, subtitle: str | None = None,
+               target: int = 2000, height: int = 260) -> dict[str, Any]:
+    """Return a Vega-Lite spec: downsampled lines plus spans, highlight, bands, rules,
+    events; its own words (legend, tooltips, the smoothing switch) in `lang`."""
     opts = options or Options()
     present = {k: xy for k, xy in series.items() if xy is not None}
     shares = max(len(present) + len(opts.bands), 1)
     # `target` is the whole chart's budget, shared by its lines and bands.
     per_line = max(target // shares, min(target, MIN_SERIES_POINTS))
     names: list[str] = []
-    rows = _series_rows(present, per_line, x, y, opts, names)
+    rows = _series_rows(present, per_line, x, y, opts, names, lang)
     band_rows = _band_rows(opts.bands, per_line, x, y, names)
     meta = {"chronicle": {"x_kind": "time" if x.time else "quantitative",
                           "series": {k: {"points_in": int(np.asarray(xy[0]).size),
@@ -181,15 +194,15 @@ def line_chart(series: Mapping[str, tuple[np.ndarray, np.ndarray] | None], *, ti
                                                            and names[r["i"]] == k)}
                                      for k, xy in present.items()}}}
     if not rows and not band_rows:
-        spec = v.no_data(title, description, height)
+        spec = v.no_data(title, description, lang, height)
         spec["usermeta"] = meta
         return spec
     xs = [r["x"] for r in rows + band_rows]
     lo_x, hi_x = min(xs), max(xs)
     spans = [s for s in opts.spans if s.x1 > s.x0]
-    color = _color(names, opts, spans, x, lo_x, hi_x)
-    x_enc = _x_enc(x, hi_x - lo_x)
-    layers = background_layers(opts, spans, x, lo_x, hi_x, color, x_enc)
+    color = _color(names, opts, spans, x, lo_x, hi_x, lang)
+    x_enc = _x_enc(x, hi_x - lo_x, lang)
+    layers = background_layers(opts, spans, x, lo_x, hi_x, color, x_enc, lang)
     name_calc = {"calculate": f"{json.dumps(names)}[datum.i]", "as": "k"}
     if band_rows:
         layers.append({"data": {"name": "bands"}, "transform": [name_calc],
@@ -198,34 +211,36 @@ def line_chart(series: Mapping[str, tuple[np.ndarray, np.ndarray] | None], *, ti
                                                       "scale": _y_scale(y)},
                                     "y2": {"field": "hi"}, "color": color}})
     if rows:
-        layers += _line_layers(names, opts, x, y, x_enc, color, name_calc)
-    layers += rule_layers(opts.rules, y)
-    layers += event_layers(opts, x, lo_x, hi_x, color, x_enc)
-    spec = v.frame(title, description, subtitle, height)
+        layers += _line_layers(names, opts, x, y, x_enc, color, name_calc, lang)
+    layers += rule_layers(opts.rules, y, lang)
+    layers += event_layers(opts, x, lo_x, hi_x, color, x_enc, lang)
+    spec = v.frame(title, description, lang, subtitle, height)
     spec["layer"] = layers
     spec["usermeta"] = meta
     datasets = {k: r for k, r in (("series", rows), ("bands", band_rows)) if r}
     spec["datasets"] = datasets
-    if any(n.endswith(SMOOTHED) for n in names):
+    if any(smoothed(n, lang) in names for n in opts.smooth):
         spec["params"] = [{"name": "smoothed", "value": True,
-                           "bind": {"input": "checkbox", "name": "Smoothed (EMA) "}}]
+                           "bind": {"input": "checkbox",
+                                    "name": lang.gettext("Smoothed (EMA) ")}}]
     return spec
 
 
 def _line_layers(names: list[str], opts: Options, x: Axis, y: Axis, x_enc: dict[str, Any],
-                 color: dict[str, Any], name_calc: dict[str, Any]) -> list[dict[str, Any]]:
+                 color: dict[str, Any], name_calc: dict[str, Any],
+                 lang: Language) -> list[dict[str, Any]]:
     y_enc = {"field": "y", "type": "quantitative", "scale": _y_scale(y),
-             "axis": v.axis(y.kind, y.title, tickCount=Y_TICKS)}
+             "axis": v.axis(y.kind, y.title, lang, tickCount=Y_TICKS)}
     line: dict[str, Any] = {"type": "line", "strokeWidth": 1.5,
                             "invalid": "break-paths-show-domains"}
-    smoothed = [n + SMOOTHED for n in opts.smooth if n + SMOOTHED in names]
-    has_smooth = [n.removesuffix(SMOOTHED) for n in smoothed]
+    pairs = [(n, smoothed(n, lang)) for n in opts.smooth if smoothed(n, lang) in names]
+    smooth_lines, has_smooth = [s for _n, s in pairs], [n for n, _s in pairs]
     raw: dict[str, Any] = {"data": {"name": "series"}, "transform": [name_calc],
                            "mark": line, "encoding": {"x": x_enc, "y": y_enc, "color": color}}
     layers = [raw]
-    if smoothed:
+    if smooth_lines:
         # Raw data stays drawn, faint under its smoothed line while smoothing is on.
-        is_smooth = f"indexof({json.dumps(smoothed)}, datum.k) >= 0"
+        is_smooth = f"indexof({json.dumps(smooth_lines)}, datum.k) >= 0"
         raw["transform"] = [name_calc, {"filter": f"!({is_smooth})"}]
         faint = f"smoothed && indexof({json.dumps(has_smooth)}, datum.k) >= 0"
         raw["encoding"]["opacity"] = {"condition": {"test": faint, "value": 0.3}, "value": 1}
@@ -235,7 +250,7 @@ def _line_layers(names: list[str], opts: Options, x: Axis, y: Axis, x_enc: dict[
                        "encoding": {"x": x_enc, "y": y_enc, "color": color,
                                     "opacity": {"condition": {"test": "smoothed", "value": 1},
                                                 "value": 0}}})
-    calc, tips = _tooltip(x, y)
+    calc, tips = _tooltip(x, y, lang)
     layers.append({"name": HOVER_LAYER, "data": {"name": "series"},
                    "transform": [name_calc, {"filter": "isValid(datum.y)"}, *calc],
                    "mark": {"type": "circle", "size": 40, "opacity": 0},

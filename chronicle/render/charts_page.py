@@ -18,12 +18,10 @@ from chronicle.analysis.series import Series
 from chronicle.config import RunConfig
 from chronicle.models import FailureRecord
 from chronicle.render import render
-from chronicle.render.charts import Axis, Options, line_chart
-from chronicle.render.day_charts import Marks, run_marks, run_so_far_chart
+from chronicle.render.charts import Options, line_chart
+from chronicle.render.day_charts import Marks, run_marks, run_so_far_chart, time_axis
 from chronicle.render.embed import publish
-from chronicle.render.formats import fmt_time
-from chronicle.render.i18n import DEFAULT, N_, use_language
-from chronicle.render.i18n import gettext as _
+from chronicle.render.i18n import N_, Language
 from chronicle.render.metrics import alert_rules, axis_for, display, show
 
 RUN_POINTS = 2000
@@ -48,85 +46,93 @@ def daily(days: Sequence[Mapping[str, Any]], section: str, key: str,
 
 
 def time_chart(lines: Mapping[str, tuple[np.ndarray, np.ndarray] | None], name: str,
-               title: str, what: str, config: RunConfig, marks: Marks,
+               title: str, what: str, config: RunConfig, marks: Marks, lang: Language,
                smooth: Sequence[str] = (), rules: Sequence[tuple[float, str]] | None = None,
                ) -> dict[str, Any]:
     """Return a run-wide chart of metric `name` against UTC time, downtime shaded."""
+    _ = lang.gettext
     present = {k: xy for k, xy in lines.items() if xy is not None}
     latest = []
     for label, (t, y) in present.items():
         i = int(np.argmax(t))
         when = datetime.fromtimestamp(float(t[i]), tz=UTC)
-        latest.append(f"{label} {show(name, y[i], config)} at {fmt_time(when)}")
-    description = f"{what}. " + ("Latest: " + "; ".join(latest) + "." if latest
-                                  else "No data yet.")
+        latest.append(_("{series} {value} at {time}").format(
+            series=label, value=show(name, y[i], config, lang), time=lang.time(when)))
+    description = _("{what}. {latest}").format(what=what, latest=(
+        _("Latest: {values}.").format(values=_("; ").join(latest)) if latest
+        else _("No data yet.")))
     return line_chart(
-        present, title=title, description=description, x=Axis("time (UTC)", time=True),
-        y=axis_for(name, config), target=RUN_POINTS,
+        present, title=title, description=description, x=time_axis(lang),
+        y=axis_for(name, config, lang), target=RUN_POINTS, lang=lang,
         options=Options(events=marks.events, spans=marks.spans,
-                        rules=alert_rules(config, name) if rules is None else rules,
+                        rules=alert_rules(config, name, lang) if rules is None else rules,
                         smooth=smooth, gap_seconds=config.failures.gap_minutes * 60))
 
 
 def charts_page(config: RunConfig, series: Series, failures: Sequence[FailureRecord],
-                days: Sequence[Mapping[str, Any]],
+                days: Sequence[Mapping[str, Any]], lang: Language,
                 changes: Sequence[Mapping[str, Any]] = ()) -> dict[str, str | bytes]:
     """Return charts.md and its run-wide chart specs and SVGs (forks, failures, phase
-    changes and the run's context, mixture and budget changes drawn as markers)."""
-    # The charts in English whatever the page's language: a translation translates the
-    # English chart whole (render/translate.py), so both languages share one render.
-    with use_language(DEFAULT):
-        specs = _specs(config, series, failures, days, changes)
+    changes and the run's context, mixture and budget changes drawn as markers), in
+    `lang`."""
+    _ = lang.gettext
+    specs = _specs(config, series, failures, days, changes, lang)
     out: dict[str, str | bytes] = {}
     listed = []
     for name, heading, spec, note in specs:
         if "layer" not in spec:  # a "no data" chart: the page lists only what was logged
             continue
-        listed.append((_(heading), publish(out, f"charts/{name}", spec, name),
+        listed.append((heading, publish(out, f"charts/{name}", spec, name),
                        _(note) if note else ""))
     last_t = float(series.timestamp.max()) if len(series) else None
     out["charts.md"] = render(
-        "charts.md.j2", charts=listed,
+        "charts.md.j2", lang, charts=listed,
         data_as_of=datetime.fromtimestamp(last_t, tz=UTC) if last_t is not None else None)
     return out
 
 
 def _specs(config: RunConfig, series: Series, failures: Sequence[FailureRecord],
            days: Sequence[Mapping[str, Any]], changes: Sequence[Mapping[str, Any]],
-           ) -> list[tuple[str, str, dict[str, Any], str]]:
-    """Return (name, heading, spec, note) of every run-wide chart, in English."""
-    marks = run_marks(series, failures, config, changes)
+           lang: Language) -> list[tuple[str, str, dict[str, Any], str]]:
+    """Return (name, heading, spec, note) of every run-wide chart, in `lang`."""
+    _ = lang.gettext
+    marks = run_marks(series, failures, config, lang, changes)
     budget = config.run.token_budget
+    budget_text = show("total_tokens", budget, config, lang)
+    drop = display("drop_fraction", config, lang).label
     return [
-        ("loss", "Loss", run_so_far_chart(
-            "loss", {"eval loss": "eval_loss"}, "Loss against tokens processed", series, marks,
+        ("loss", _("Loss"), run_so_far_chart(
+            "loss", {"eval loss": "eval_loss"}, _("Loss against tokens processed"), series,
+            marks, config, None, RUN_POINTS,
+            _("Line chart of train and eval loss against tokens processed, the whole run"),
+            lang), LOSS_NOTE),
+        ("tokens", _("Tokens processed"), time_chart(
+            {display("total_tokens", config, lang).label: series.finite("total_tokens")},
+            "total_tokens", _("Tokens processed against the budget"),
+            _("Line chart of the tokens processed over time, with the token budget of "
+              "{budget}").format(budget=budget_text), config, marks, lang,
+            rules=[(budget, _("budget {value}").format(value=budget_text))]), ""),
+        ("throughput", _("Throughput"), time_chart(
+            {_("compute-step tokens/s"): series.finite("tokens_per_second"),
+             _("sustained tokens/s (daily)"): daily(days, "throughput",
+                                                    "sustained_tokens_per_second")},
+            "tokens_per_second", _("Throughput"), _("Line chart of the compute-step "
+            "throughput and the daily sustained throughput, tokens per second"), config,
+            marks, lang), THROUGHPUT_NOTE),
+        ("mfu", _("Model FLOPs utilisation"), time_chart(
+            {display("mfu", config, lang).label: series.finite("mfu")}, "mfu",
+            _("Model FLOPs utilisation"),
+            _("Line chart of model FLOPs utilisation over time"), config, marks, lang), ""),
+        ("drop_fraction", _("MoE token drop fraction"), time_chart(
+            {drop: series.finite("drop_fraction")}, "drop_fraction",
+            _("MoE token drop fraction"), _("Line chart of the fraction of tokens the MoE "
+            "router dropped over time"), config, marks, lang, smooth=[drop]), ""),
+        ("grad_norm", _("Gradient norm"), run_so_far_chart(
+            "grad_norm", {}, _("Gradient norm against tokens processed"), series, marks,
             config, None, RUN_POINTS,
-            "Line chart of train and eval loss against tokens processed, the whole run"),
-         LOSS_NOTE),
-        ("tokens", "Tokens processed", time_chart(
-            {display("total_tokens").label: series.finite("total_tokens")}, "total_tokens",
-            "Tokens processed against the budget", "Line chart of the tokens processed over "
-            f"time, with the token budget of {show('total_tokens', budget)}", config, marks,
-            rules=[(budget, f"budget {show('total_tokens', budget)}")]), ""),
-        ("throughput", "Throughput", time_chart(
-            {"compute-step tokens/s": series.finite("tokens_per_second"),
-             "sustained tokens/s (daily)": daily(days, "throughput",
-                                                 "sustained_tokens_per_second")},
-            "tokens_per_second", "Throughput", "Line chart of the compute-step throughput "
-            "and the daily sustained throughput, tokens per second", config, marks),
-         THROUGHPUT_NOTE),
-        ("mfu", "Model FLOPs utilisation", time_chart(
-            {"MFU": series.finite("mfu")}, "mfu", "Model FLOPs utilisation",
-            "Line chart of model FLOPs utilisation over time", config, marks), ""),
-        ("drop_fraction", "MoE token drop fraction", time_chart(
-            {"token drop fraction": series.finite("drop_fraction")}, "drop_fraction",
-            "MoE token drop fraction", "Line chart of the fraction of tokens the MoE router "
-            "dropped over time", config, marks, smooth=["token drop fraction"]), ""),
-        ("grad_norm", "Gradient norm", run_so_far_chart(
-            "grad_norm", {}, "Gradient norm against tokens processed", series, marks, config,
-            None, RUN_POINTS, "Line chart of the gradient norm against tokens processed"), ""),
-        ("learning_rate", "Learning rate", run_so_far_chart(
-            "learning_rate", {}, "Learning rate against tokens processed", series, marks,
-            config, None, RUN_POINTS, "Line chart of the learning rate against tokens "
-            "processed"), ""),
+            _("Line chart of the gradient norm against tokens processed"), lang), ""),
+        ("learning_rate", _("Learning rate"), run_so_far_chart(
+            "learning_rate", {}, _("Learning rate against tokens processed"), series, marks,
+            config, None, RUN_POINTS,
+            _("Line chart of the learning rate against tokens processed"), lang), ""),
     ]

@@ -16,7 +16,8 @@ from typing import Any
 
 import yaml
 
-from chronicle.render.i18n import gettext as _
+from chronicle.render import md_text
+from chronicle.render.i18n import Language
 
 CFF_VERSION = "1.2.0"
 _BIBTEX_SPECIAL = re.compile(r"([&%$#_{}~^\\])")
@@ -59,6 +60,9 @@ def entry_key(e: Entry) -> str:
 
 
 def _tex(text: str) -> str:
+    # One line: a line of the config's text could otherwise close the ``` fence around
+    # the record on the page and continue as Markup.
+    text = " ".join(text.split())
     return _BIBTEX_SPECIAL.sub(lambda m: "\\textbackslash{}" if m.group(1) == "\\"
                                else "\\" + m.group(1), text)
 
@@ -108,12 +112,15 @@ def csl_json(e: Entry) -> str:
     return json.dumps([item], indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def cite_markdown(e: Entry, files: Sequence[DataFile], cite_json: str, record: str = "") -> str:
-    """Return the "Cite this entry" and "Data files" sections appended to a day page.
+def cite_markdown(e: Entry, files: Sequence[DataFile], cite_json: str, lang: Language,
+                  record: str = "") -> str:
+    """Return the "Cite this entry" and "Data files" sections appended to a day page, in
+    `lang` (the citation itself names the English record, the thing cited).
 
     `record` is the path from the page to the English site root when the page is a
     translation (`../../`): its links then lead to the record's own files.
     """
+    _ = lang.gettext
     source = f"{record}days/{e.date}.md" if record else f"{e.date}.md"
     cff = f'<a href="{record}CITATION.cff">CITATION.cff</a>' if record \
         else "[CITATION.cff](../CITATION.cff)"
@@ -128,17 +135,11 @@ def cite_markdown(e: Entry, files: Sequence[DataFile], cite_json: str, record: s
             sha256=e.sha256,
             link=f'<a href="{source}">' + _("the sealed Markdown source") + "</a>"),
         "",
-        plain_citation(e).replace("*", "\\*").replace("_", "\\_"), "",
+        md_text(plain_citation(e)), "",  # the config's strings are text, not markup
         "```bibtex", bibtex(e).rstrip("\n"), "```", "",
         _("{csl} · the whole chronicle: {cff}").format(csl=csl, cff=cff), "",
         "## " + _("Data files") + " { data-search-exclude }", "",
     ]
-    if record:  # a translation: the record lists its files (paths and sha256s only)
-        lines.append(_("The exact files this page was built from, and where each figure "
-                       "comes from, are listed on {link}; `chronicle verify` checks each "
-                       "against its snapshot manifest.").format(
-            link=f'<a href="{record}days/{e.date}.html#data">' + _("the sealed page") + "</a>"))
-        return "\n".join(lines) + "\n"
     lines += [_("The exact files this page was built from; `chronicle verify` checks each "
                 "against its snapshot manifest."), "",
               "| " + _("File") + " | " + _("Size") + " | sha256 |", "|---|--:|---|"]

@@ -20,21 +20,15 @@ from chronicle.render.formats import (
     MISSING,
     finite,
     fmt_count,
-    fmt_duration,
-    fmt_hours,
     fmt_num,
     fmt_pct,
     fmt_points,
-    fmt_si,
-    fmt_si_signed,
     fmt_signed,
-    fmt_usd,
-    plural,
 )
-from chronicle.render.i18n import N_
-from chronicle.render.i18n import gettext as _
+from chronicle.render.i18n import ENGLISH, N_, Language
 from chronicle.render.metrics import check_value
-from chronicle.render.prose import describe_correction, residual_line
+from chronicle.render.prose import describe_correction, residual_line, write_summary
+from chronicle.render.record_text import day_title
 from chronicle.render.sanitize import comment_block, plain_text
 
 CHART_ORDER = ("loss", "throughput", "moe", "grad_norm")
@@ -47,8 +41,9 @@ def _change(now: Any, before: Any, digits: int, pct: bool = False) -> str:
     return fmt_points(delta, 1) if pct else fmt_signed(delta, digits)
 
 
-def key_figures(day: DaySummary) -> list[tuple[str, str, str, str]]:
+def key_figures(day: DaySummary, lang: Language) -> list[tuple[str, str, str, str]]:
     """Return rows (figure, this day, previous day, change) of the key-figures table."""
+    _, fmt_si = lang.gettext, lang.si
     prev: Mapping[str, Any] = day.get("previous") or {}
     loss, tok, thr = day["loss"], day["tokens"], day["throughput"]
     moe, gn = day["moe"], day["grad_norm"]
@@ -62,7 +57,7 @@ def key_figures(day: DaySummary) -> list[tuple[str, str, str, str]]:
          _change(loss["train_last"], prev.get("loss_train_last"), 3)),
         (_("Eval loss, latest") + eval_at, fmt_num(loss["eval_last"]), "", ""),
         (_("Tokens this day"), fmt_si(tok["day"]), fmt_si(prev.get("tokens_day")),
-         _si_change(tok["day"], prev.get("tokens_day"))),
+         _si_change(tok["day"], prev.get("tokens_day"), lang)),
         (_("Tokens so far"), _("{done} of {budget} ({share})").format(
             done=fmt_si(tok["cumulative"]), budget=fmt_si(tok["budget"]),
             share=fmt_pct(tok["budget_fraction"])), "", ""),
@@ -79,13 +74,13 @@ def key_figures(day: DaySummary) -> list[tuple[str, str, str, str]]:
          _change(moe["drop_fraction_max"], prev.get("drop_fraction_max"), 2, pct=True)),
         (_("Gradient norm, max"), fmt_num(gn["max"]), fmt_num(prev.get("grad_norm_max")),
          _change(gn["max"], prev.get("grad_norm_max"), 3)),
-        (_("Time without telemetry"), fmt_duration(day["downtime_seconds"]),
-         fmt_duration(prev.get("downtime_seconds")), ""),
+        (_("Time without telemetry"), lang.duration(day["downtime_seconds"]),
+         lang.duration(prev.get("downtime_seconds")), ""),
         (_("Restarts"), fmt_count(day.get("restarts")), "", ""),
-        (_("Accelerator-hours"), fmt_hours(day["accelerator_hours"]), "", ""),
+        (_("Accelerator-hours"), lang.hours(day["accelerator_hours"]), "", ""),
     ]
     for scenario, usd in sorted((day.get("cost") or {}).get("usd", {}).items()):
-        rows.append((_("Cost at {scenario} prices").format(scenario=scenario), fmt_usd(usd),
+        rows.append((_("Cost at {scenario} prices").format(scenario=scenario), lang.usd(usd),
                      "", ""))
     return rows
 
@@ -94,14 +89,15 @@ def key_figures(day: DaySummary) -> list[tuple[str, str, str, str]]:
 MFU_UNITS = (N_("percent"), N_("fraction"))
 
 
-def _si_change(now: Any, before: Any) -> str:
+def _si_change(now: Any, before: Any, lang: Language) -> str:
     if not finite(now) or not finite(before):
         return MISSING
-    return fmt_si_signed(float(now) - float(before))
+    return lang.si_signed(float(now) - float(before))
 
 
-def one_line(day: DaySummary) -> str:
+def one_line(day: DaySummary, lang: Language) -> str:
     """Return the one-line digest of a day used by the archive and the home page."""
+    _ = lang.gettext
     loss, thr = day["loss"], day["throughput"]
     parts = []
     if loss.get("train_last") is not None:
@@ -109,7 +105,7 @@ def one_line(day: DaySummary) -> str:
         parts.append(_("loss {loss}").format(loss=fmt_num(loss["train_last"]))
                      + (f" ({fmt_signed(change)})" if change is not None else ""))
     if day["tokens"].get("day") is not None:
-        parts.append(_("{tokens} tokens").format(tokens=fmt_si(day["tokens"]["day"])))
+        parts.append(_("{tokens} tokens").format(tokens=lang.si(day["tokens"]["day"])))
     if thr.get("mfu_p50") is not None:
         unit = thr.get("mfu_unit", "percent")
         parts.append("MFU " + (fmt_num(thr["mfu_p50"], 1, "%") if unit == "percent"
@@ -117,30 +113,34 @@ def one_line(day: DaySummary) -> str:
     if day["moe"].get("drop_fraction_max") is not None:
         parts.append(_("drop ≤ {share}").format(share=fmt_pct(day["moe"]["drop_fraction_max"])))
     if day.get("failures"):
-        parts.append(plural(len(day["failures"]), "failure"))
+        parts.append(lang.plural(len(day["failures"]), "failure"))
     if day.get("restarts"):
-        parts.append(plural(day["restarts"], "restart"))
+        parts.append(lang.plural(day["restarts"], "restart"))
     return " · ".join(parts) if parts else _("no metrics logged")
 
 
-def _threads(day: DaySummary) -> list[dict[str, Any]]:
+def _threads(day: DaySummary, lang: Language) -> list[dict[str, Any]]:
     out = []
     for t in day.get("threads_updated") or []:
         comments: list[dict[str, Any]] = []
         for new in t.get("new_comments") or []:
             comments.append({"updated_at": None, **new, "edited": bool(new.get("edited")),
-                             "block": comment_block(new["body"]), "previous_block": None})
+                             "block": comment_block(new["body"], lang),
+                             "previous_block": None})
         for edited in t.get("edited_comments") or []:
             before = edited.get("previous_body")
-            comments.append({**edited, "edited": True, "block": comment_block(edited["body"]),
-                             "previous_block": comment_block(before) if before else None})
+            comments.append({**edited, "edited": True,
+                             "block": comment_block(edited["body"], lang),
+                             "previous_block": comment_block(before, lang) if before else None})
         comments.sort(key=lambda c: (c.get("updated_at") or c["created_at"], c["id"]))
         out.append({"opened": False, "labels": [], "url": "", **t, "comments": comments})
     return out
 
 
-def provenance_rows(day: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Return the provenance table of a day page: figure rows, and the files they cite by number."""
+def provenance_rows(day: Mapping[str, Any], record: str = "",
+                    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Return the provenance table of a day page: figure rows, and the files they cite by
+    number (`record`: from a translated page to the English record's root)."""
     figures = ((day.get("provenance") or {}).get("figures")) or {}
     files: dict[str, dict[str, Any]] = {}
     rows = []
@@ -150,8 +150,11 @@ def provenance_rows(day: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[
             rel = str(a["path"])
             if rel not in files:
                 # Links relative to days/<date>.md; chronicle.yml is not published.
-                link = ("../" + rel if rel.startswith("data/")
-                        else rel[len("days/"):] if rel.startswith("days/") else "")
+                if record:  # the record's files, from a translated page
+                    link = record + rel if rel.startswith(("data/", "days/")) else ""
+                else:
+                    link = ("../" + rel if rel.startswith("data/")
+                            else rel[len("days/"):] if rel.startswith("days/") else "")
                 files[rel] = {"n": len(files) + 1, "name": rel, "link": link,
                               "sha256": str(a["sha256"]), "size": a.get("size")}
             refs.append(str(files[rel]["n"]))
@@ -162,41 +165,53 @@ def provenance_rows(day: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[
 
 
 def render_day_markdown(day: DaySummary, charts: Mapping[str, Mapping[str, Any]],
-                        config: RunConfig, pngs: Collection[str] = ()) -> str:
-    """Return the sealed Markdown page of one day (`pngs`: charts that also have a PNG)."""
+                        config: RunConfig, lang: Language, pngs: Collection[str] = (),
+                        record: str = "", note: str = "") -> str:
+    """Return the Markdown page of one day in `lang` (`pngs`: charts that also have a PNG):
+    the sealed page in English, a build-time edition in another language.
+
+    `record` leads from a translated page to the English record's root, where the
+    published data files are ("" for the sealed page itself); `note` goes under the
+    title (what a translated page renders).
+    """
     date = day["date"]
     names = [n for n in CHART_ORDER if n in charts] + sorted(set(charts) - set(CHART_ORDER))
     embeds = [(chart_title(charts[n], n),
                chart_embed(f"{date}/{n}.vl.json", f"{date}/{n}.svg", chart_alt(charts[n], n)))
               for n in names]
+    summary = day["summary"] if lang.english else write_summary(day, lang)
     meta: dict[str, Any] = {
         "date": parse_time(day["sealed_at"]),
-        "title": day["title"],
-        "description": plain_text(day["summary"], 1000),
+        "title": day_title(day, lang),
+        "description": plain_text(summary, 1000),
     }
     if names:
         # The feeds' image: a PNG where there is one (many feed readers show no SVG).
         lead = "loss" if "loss" in charts else names[0]
         meta["image"] = f"days/{date}/{lead}.{'png' if lead in pngs else 'svg'}"
-    prov_rows, prov_files = provenance_rows(day)
+    prov_rows, prov_files = provenance_rows(day, record)
     body = render(
-        "day.md.j2", day=day, embeds=embeds, figures=key_figures(day), threads=_threads(day),
-        failures=day.get("failures") or [], downloads=[f"{date}/{n}.vl.json" for n in names],
+        "day.md.j2", lang, day=day, title=meta["title"], summary=summary, embeds=embeds,
+        record=record, note=note,
+        figures=key_figures(day, lang), threads=_threads(day, lang),
+        failures=day.get("failures") or [],
+        downloads=[f"{date}/{n}.vl.json" for n in names],
         config=config, parse_time=parse_time, provenance=prov_rows,
         provenance_files=prov_files,
-        corrections=day.get("corrections") or [], describe=describe_correction,
-        health=_health(day, config), residual=residual_line(day.get("prediction")),
-        changes=what_changed(day),
+        corrections=day.get("corrections") or [],
+        describe=lambda c: describe_correction(c, lang),
+        health=_health(day, config, lang), residual=residual_line(day.get("prediction"), lang),
+        changes=what_changed(day, lang),
     )
     return front_matter(meta) + body
 
 
-def _health(day: DaySummary, config: RunConfig) -> dict[str, Any] | None:
+def _health(day: DaySummary, config: RunConfig, lang: Language) -> dict[str, Any] | None:
     """Return the day's health verdict and its failed / warning checks (None if not run)."""
     health = day.get("health")
     if not health:
         return None
-    bad = [{**c, "value_text": check_value(c, config)} for c in health["checks"]
+    bad = [{**c, "value_text": check_value(c, config, lang)} for c in health["checks"]
            if c["status"] in ("fail", "warn")]
     bad.sort(key=lambda c: (c["status"] != "fail", c["id"]))
     return {"status": health["status"], "counts": health["counts"], "bad": bad}
@@ -213,7 +228,8 @@ def render_day_files(day: DaySummary, charts: dict[str, dict[str, Any]],
         raise ValueError(f"day {date}: charts, svgs and pngs must name the same charts, "
                          f"differ in {sorted(missing | (set(pngs) - set(charts)))}")
     files: dict[str, bytes] = {
-        f"days/{date}.md": render_day_markdown(day, charts, config, set(pngs)).encode(),
+        f"days/{date}.md": render_day_markdown(day, charts, config, ENGLISH,
+                                               set(pngs)).encode(),
         f"days/{date}.json": _json_bytes(day),
     }
     for name in sorted(charts):

@@ -20,8 +20,9 @@ from chronicle.config import RunConfig
 from chronicle.models import FailureRecord
 from chronicle.render.change_text import change_events
 from chronicle.render.charts import Axis, Event, Options, Span, line_chart
-from chronicle.render.formats import fmt_si
+from chronicle.render.i18n import N_, Language
 from chronicle.render.metrics import alert_rules, axis_for, display, show
+from chronicle.render.record_text import failure_text
 
 DAY_CHARTS = ("loss", "throughput", "moe", "grad_norm")
 # A sealed day carries four charts forever (spec + SVG, ~100 sealed days in git): the
@@ -30,7 +31,16 @@ DAY_POINTS = 1000
 # The first 2% of the token budget is warm-up: loss falls from ~12 to the run's regime,
 # and an axis that shows it flattens everything after into a line at the bottom.
 WARMUP_FRACTION = 0.02
-TOKENS_AXIS = Axis("tokens processed", "si", "tokens")
+TOKENS_TITLE = N_("tokens processed")
+TIME_TITLE = N_("time (UTC)")
+
+
+def tokens_axis(lang: Language) -> Axis:
+    return Axis(lang.gettext(TOKENS_TITLE), "si", lang.gettext("tokens"))
+
+
+def time_axis(lang: Language) -> Axis:
+    return Axis(lang.gettext(TIME_TITLE), time=True)
 
 
 @dataclass(frozen=True)
@@ -52,11 +62,13 @@ class Marks:
 
 
 def run_marks(series: Series, failures: Sequence[FailureRecord], config: RunConfig,
-              changes: Sequence[Mapping[str, Any]] = (), end: float = np.inf) -> Marks:
+              lang: Language, changes: Sequence[Mapping[str, Any]] = (),
+              end: float = np.inf) -> Marks:
     """Return forks, failures, phase changes and the run's recorded changes (context
     length, data mixture, budget: analysis/changes.py records) as markers and downtime as
-    spans, up to `end`."""
-    events = [Event(f.timestamp, "fork", f"restart as {f.run} from step {f.step:,}")
+    spans, up to `end`, named in `lang`."""
+    events = [Event(f.timestamp, "fork", lang.gettext("restart as {run} from step {step}")
+                    .format(run=f.run, step=f"{f.step:,}"))
               for f in series.forks if f.timestamp < end]
     spans = []
     last = float(series.timestamp.max()) if len(series) else -np.inf
@@ -64,18 +76,19 @@ def run_marks(series: Series, failures: Sequence[FailureRecord], config: RunConf
         t = f.start.timestamp()
         if t >= end:
             continue
+        what = failure_text(f, lang)[:80]
         if f.kind in ("gap", "fork"):
             stop = f.end.timestamp() if f.end else max(last, t)
-            spans.append(Span(t, min(stop, end), f.what[:80]))
+            spans.append(Span(t, min(stop, end), what))
         else:
-            events.append(Event(t, "failure", f.what[:80]))
-    events += [e for e in _phase_events(series, config) if e.x < end]
-    events += change_events(changes, end=end)
+            events.append(Event(t, "failure", what))
+    events += [e for e in _phase_events(series, config, lang) if e.x < end]
+    events += change_events(changes, lang, end=end)
     return Marks(tuple(sorted(events, key=lambda e: (e.x, e.kind, e.label))),
                  tuple(sorted(spans, key=lambda s: (s.x0, s.x1))))
 
 
-def _phase_events(series: Series, config: RunConfig) -> list[Event]:
+def _phase_events(series: Series, config: RunConfig, lang: Language) -> list[Event]:
     logged = series.finite("total_tokens")
     if logged is None:
         return []
@@ -87,7 +100,7 @@ def _phase_events(series: Series, config: RunConfig) -> list[Event]:
         if fraction <= 0 or at > tokens.max():
             continue
         when = float(np.interp(at, tokens[order], t[order]))
-        out.append(Event(when, "phase", f"phase: {name}"))
+        out.append(Event(when, "phase", lang.gettext("phase: {name}").format(name=name)))
     return out
 
 
@@ -137,117 +150,136 @@ def _token_span(so_far: Series, lines: dict[str, tuple[np.ndarray, np.ndarray]],
 
 
 def _latest(name: str, xy: tuple[np.ndarray, np.ndarray] | None, config: RunConfig,
-            where: Callable[[float], str]) -> str:
+            where: Callable[[float], str], lang: Language) -> str:
+    label = display(name, config, lang).label
     if xy is None or not xy[1].size:
-        return f"no {display(name).label} logged"
+        return lang.gettext("no {metric} logged").format(metric=label)
     i = int(np.argmax(xy[0]))
-    return f"latest {display(name).label} {show(name, xy[1][i], config)}{where(xy[0][i])}"
+    return lang.gettext("latest {metric} {value}{where}").format(
+        metric=label, value=show(name, xy[1][i], config, lang), where=where(xy[0][i]))
 
 
-def _sentence(text: str) -> str:
-    return text[:1].upper() + text[1:] + "."
+def _sentence(texts: Sequence[str], lang: Language) -> str:
+    text = lang.gettext("; ").join(texts)
+    return text[:1].upper() + text[1:] + lang.gettext(".")
 
 
 def run_so_far_chart(name: str, extra: dict[str, str], title: str, so_far: Series,
                      marks: Marks, config: RunConfig, highlight: tuple[float, float] | None,
-                     points: int, what: str) -> dict:
-    """Return a run-so-far chart of metric `name` (+ `extra` metrics) against tokens."""
-    shown = display(name, config)
-    lines = _on_tokens(so_far, {shown.label: name} | extra)
+                     points: int, what: str, lang: Language) -> dict:
+    """Return a run-so-far chart of metric `name` (+ `extra` metrics, by canonical name)
+    against tokens, its words in `lang` (`title` and `what` already are)."""
+    _ = lang.gettext
+    shown = display(name, config, lang)
+    labels = {shown.label: name} | {display(m, config, lang).label: m for m in extra.values()}
+    lines = _on_tokens(so_far, labels)
     if not lines and so_far.finite(name) is not None:
         # Tokens were never logged: the same curve against time.
-        return _run_so_far_on_time(name, extra, title, so_far, marks, config, highlight, what)
+        return _run_so_far_on_time(name, extra, title, so_far, marks, config, highlight, what,
+                                   lang)
     smooth = [shown.label] if name in ("loss", "grad_norm") else []
     warm = WARMUP_FRACTION * config.run.token_budget
     domain, peak, log = None, None, False
     if name == "loss" and lines:
         domain, peak = fitted_domain(list(lines.values()), warm)
-        ys = np.concatenate([y for _, y in lines.values()])
+        ys = np.concatenate([y for _y, y in lines.values()])
         log = domain is None and bool(ys.min() > 0) and ys.max() > 3 * ys.min()
-    subtitle = (f"fitted after warm-up (first {fmt_si(warm)} tokens, peak "
-                f"{show(name, peak, config)})" if domain and peak else
-                "log scale: the warm-up falls steeply" if log else None)
+    subtitle = (_("fitted after warm-up (first {tokens} tokens, peak {value})").format(
+        tokens=lang.si(warm), value=show(name, peak, config, lang)) if domain and peak else
+                _("log scale: the warm-up falls steeply") if log else None)
     day_tokens = _token_span(so_far, lines, highlight) if highlight else None
 
     def at(x: float) -> str:
-        return f" at {fmt_si(x)} tokens"
+        return _(" at {tokens} tokens").format(tokens=lang.si(x))
 
-    texts = [_latest(m, lines.get(display(m, config).label), config, at)
+    texts = [_latest(m, lines.get(display(m, config, lang).label), config, at, lang)
              for m in [name, *extra.values()]]
-    description = f"{what}. {_sentence('; '.join(texts))}"
+    description = _("{what}. {latest}").format(what=what, latest=_sentence(texts, lang))
     return line_chart(
-        lines, title=title, description=description, x=TOKENS_AXIS,
-        y=axis_for(name, config, domain=domain, log=log), subtitle=subtitle, target=points,
+        lines, title=title, description=description, x=tokens_axis(lang),
+        y=axis_for(name, config, lang, domain=domain, log=log), subtitle=subtitle,
+        target=points, lang=lang,
         options=Options(events=marks.on_tokens(so_far), highlight=day_tokens,
-                        rules=alert_rules(config, name), smooth=smooth))
+                        rules=alert_rules(config, name, lang), smooth=smooth))
 
 
 def _run_so_far_on_time(name: str, extra: dict[str, str], title: str, so_far: Series,
                         marks: Marks, config: RunConfig, highlight: tuple[float, float] | None,
-                        what: str) -> dict:
-    shown = display(name, config)
-    lines = {label: xy for label, m in ({shown.label: name} | extra).items()
-             if (xy := so_far.finite(m)) is not None}
+                        what: str, lang: Language) -> dict:
+    _ = lang.gettext
+    shown = display(name, config, lang)
+    metrics = {shown.label: name} | {display(m, config, lang).label: m for m in extra.values()}
+    lines = {label: xy for label, m in metrics.items() if (xy := so_far.finite(m)) is not None}
 
     def at(t: float) -> str:
-        return f" at {datetime.fromtimestamp(t, tz=UTC):%Y-%m-%d %H:%M} UTC"
+        return _(" at {time}").format(time=lang.time(datetime.fromtimestamp(t, tz=UTC)))
 
-    texts = [_latest(m, lines.get(display(m, config).label), config, at)
+    texts = [_latest(m, lines.get(display(m, config, lang).label), config, at, lang)
              for m in [name, *extra.values()]]
     return line_chart(
-        lines, title=title, description=f"{what.replace('tokens processed', 'time')}. "
-        f"{_sentence('; '.join(texts))}", x=Axis("time (UTC)", time=True),
-        y=axis_for(name, config), target=DAY_POINTS,
+        # `what` was said for a chart against tokens: this one is against time.
+        lines, title=title, description=_("{what}. {latest}").format(
+            what=what.replace(_(TOKENS_TITLE), _("time")), latest=_sentence(texts, lang)),
+        x=time_axis(lang),
+        y=axis_for(name, config, lang), target=DAY_POINTS, lang=lang,
         options=Options(events=marks.events, spans=marks.spans, highlight=highlight,
-                        rules=alert_rules(config, name),
+                        rules=alert_rules(config, name, lang),
                         smooth=[shown.label] if name in ("loss", "grad_norm") else []))
 
 
 def day_chart(name: str, title: str, today: Series, marks: Marks, config: RunConfig,
-              what: str) -> dict:
+              what: str, lang: Language) -> dict:
     """Return a chart of metric `name` over one day against UTC time."""
-    shown = display(name, config)
+    _ = lang.gettext
+    shown = display(name, config, lang)
     xy = today.finite(name)
     lines = {shown.label: xy} if xy is not None else {}
 
     def at(t: float) -> str:
-        return f" at {datetime.fromtimestamp(t, tz=UTC):%H:%M} UTC"
+        return _(" at {time} UTC").format(time=f"{datetime.fromtimestamp(t, tz=UTC):%H:%M}")
 
-    description = f"{what}. {_sentence(_latest(name, xy, config, at))}"
+    description = _("{what}. {latest}").format(
+        what=what, latest=_sentence([_latest(name, xy, config, at, lang)], lang))
     return line_chart(
-        lines, title=title, description=description, x=Axis("time (UTC)", time=True),
-        y=axis_for(name, config),
-        options=Options(events=marks.events, spans=marks.spans, rules=alert_rules(config, name),
+        lines, title=title, description=description, x=time_axis(lang),
+        y=axis_for(name, config, lang), lang=lang,
+        options=Options(events=marks.events, spans=marks.spans,
+                        rules=alert_rules(config, name, lang),
                         smooth=[shown.label] if name == "drop_fraction" else [],
                         gap_seconds=config.failures.gap_minutes * 60))
 
 
 def day_charts(day: date, series: Series, failures: Sequence[FailureRecord],
-               config: RunConfig, changes: Sequence[Mapping[str, Any]] = ()) -> dict[str, dict]:
-    """Return the Vega-Lite specs of one day page, keyed by name (see DAY_CHARTS); the
-    run's changes are drawn as markers beside forks and failures."""
+               config: RunConfig, lang: Language,
+               changes: Sequence[Mapping[str, Any]] = ()) -> dict[str, dict]:
+    """Return the Vega-Lite specs of one day page in `lang`, keyed by name (see
+    DAY_CHARTS); the run's changes are drawn as markers beside forks and failures."""
+    _ = lang.gettext
     start, end = day_bounds(day)
     so_far = series.window(-np.inf, end)
     today = series.window(start, end)
-    marks = run_marks(so_far, failures, config, changes, end)
-    label = day.isoformat()
+    marks = run_marks(so_far, failures, config, lang, changes, end)
+    label = lang.date(day)
     return {
         "loss": run_so_far_chart(
-            "loss", {"eval loss": "eval_loss"}, f"Loss, run so far ({label} shaded)", so_far,
-            marks, config, (start, end), DAY_POINTS,
-            f"Line chart of train and eval loss against tokens processed, from the start of "
-            f"the run to {label} (shaded)"),
+            "loss", {"eval loss": "eval_loss"},
+            _("Loss, run so far ({date} shaded)").format(date=label), so_far, marks, config,
+            (start, end), DAY_POINTS,
+            _("Line chart of train and eval loss against tokens processed, from the start "
+              "of the run to {date} (shaded)").format(date=label), lang),
         "throughput": day_chart(
-            "tokens_per_second", f"Throughput on {label}", today, marks.between(start, end),
-            config, f"Line chart of compute-step throughput in tokens per second on {label}, "
-            "UTC, with downtime shaded"),
-        "moe": day_chart(
-            "drop_fraction", f"MoE token drop fraction on {label}", today,
+            "tokens_per_second", _("Throughput on {date}").format(date=label), today,
             marks.between(start, end), config,
-            f"Line chart of the fraction of tokens the MoE router dropped on {label}, UTC"),
+            _("Line chart of compute-step throughput in tokens per second on {date}, UTC, "
+              "with downtime shaded").format(date=label), lang),
+        "moe": day_chart(
+            "drop_fraction", _("MoE token drop fraction on {date}").format(date=label), today,
+            marks.between(start, end), config,
+            _("Line chart of the fraction of tokens the MoE router dropped on {date}, "
+              "UTC").format(date=label), lang),
         "grad_norm": run_so_far_chart(
-            "grad_norm", {}, f"Gradient norm, run so far ({label} shaded)", so_far, marks,
-            config, (start, end), DAY_POINTS,
-            f"Line chart of the gradient norm against tokens processed, from the start of the "
-            f"run to {label} (shaded)"),
+            "grad_norm", {}, _("Gradient norm, run so far ({date} shaded)").format(date=label),
+            so_far, marks, config, (start, end), DAY_POINTS,
+            _("Line chart of the gradient norm against tokens processed, from the start of "
+              "the run to {date} (shaded)").format(date=label), lang),
     }

@@ -17,9 +17,6 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-from chronicle.render.i18n import DEFAULT, language
-from chronicle.render.translate import localized_alt
-
 SPEC_SUFFIX = ".vl.json"  # every published spec gets a static <stem>.svg
 
 
@@ -34,11 +31,10 @@ def chart_title(spec: Mapping[str, Any], name: str) -> str:
 
 
 def chart_alt(spec: Mapping[str, Any], name: str) -> str:
-    """Return a chart's text alternative: its description, else its title (in the page's
-    language: a chart is built in English and translated, render/translate.py)."""
+    """Return a chart's text alternative: its description, else its title (both in the
+    language the chart was built in)."""
     text = spec.get("description")
-    alt = str(text) if text else chart_title(spec, name)
-    return alt if language() == DEFAULT else localized_alt(alt, chart_title(spec, name))
+    return str(text) if text else chart_title(spec, name)
 
 
 def chart_embed(spec_url: str, svg_url: str, alt: str, extra_class: str = "") -> Markup:

@@ -21,13 +21,10 @@ from feedgen.feed import FeedGenerator
 from chronicle.analysis.day_model import DaySummary
 from chronicle.clean import clean_text
 from chronicle.models import FailureRecord, iso, parse_time
-from chronicle.render import fmt_date, fmt_hours, fmt_time
 from chronicle.render.day import key_figures
-from chronicle.render.i18n import DEFAULT, language
-from chronicle.render.i18n import gettext as _
+from chronicle.render.i18n import Language
 from chronicle.render.prose import describe_correction, write_summary
-from chronicle.render.terms import term
-from chronicle.render.translate import translate_text
+from chronicle.render.record_text import failure_text
 
 FEEDS = {
     "failures": ("feed_failures.xml", "feed_failures.json"),
@@ -48,20 +45,21 @@ class Item:
 
 
 def failure_items(failures: Sequence[FailureRecord], first_seen: Mapping[str, datetime],
-                  site_url: str) -> list[Item]:
+                  site_url: str, lang: Language) -> list[Item]:
     """Return one item per failure record, dated when a snapshot first recorded it."""
+    _ = lang.gettext
     out = []
     for f in failures:
         when = first_seen.get(f.id, f.start)
-        end = fmt_time(f.end) if f.end else _("ongoing")
-        hours = (fmt_hours(f.accelerator_hours_lost) if f.accelerator_hours_lost is not None
+        end = lang.time(f.end) if f.end else _("ongoing")
+        hours = (lang.hours(f.accelerator_hours_lost) if f.accelerator_hours_lost is not None
                  else _("unknown"))
         evidence = "".join(f'<li><a href="{escape(u)}">{escape(u)}</a></li>'
                            for u in f.evidence if u.startswith(("https://", "http://")))
-        what = translate_text(f.what)
+        what = failure_text(f, lang)
         html = (f"<p>{escape(what)}</p><p>" + escape(_(
             "Kind: {kind}. Start {start}, end {end}. Accelerator-hours lost: {hours}.").format(
-                kind=term(f.kind, "failure kind"), start=fmt_time(f.start), end=end,
+                kind=lang.term(f.kind, "failure kind"), start=lang.time(f.start), end=end,
                 hours=hours)) + "</p>" + (f"<ul>{evidence}</ul>" if evidence else ""))
         out.append(Item(f"{site_url}failures.html#failure:{f.id}", when,
                         _("Failure {id}: {what}").format(id=f.id, what=what),
@@ -70,39 +68,41 @@ def failure_items(failures: Sequence[FailureRecord], first_seen: Mapping[str, da
 
 
 def correction_items(corrections: Sequence[Mapping[str, Any]],
-                     announced_in: Mapping[str, str], site_url: str) -> list[Item]:
+                     announced_in: Mapping[str, str], site_url: str,
+                     lang: Language) -> list[Item]:
     """Return one item per correction, dated when the snapshot that found it was taken."""
+    _ = lang.gettext
     out = []
     for c in corrections:
         found = parse_time(c["found_at"])
         assert found is not None
         link = f"{site_url}days/{c['day']}.html"
         entry = announced_in.get(c["id"])
-        page = f'<a href="{link}">{escape(fmt_date(c["day"]))}</a>'
-        html = f"<p>{escape(describe_correction(c))}</p><p>"
+        page = f'<a href="{link}">{escape(lang.date(c["day"]))}</a>'
+        html = f"<p>{escape(describe_correction(c, lang))}</p><p>"
         if entry:
             html += _("The sealed page {page} is unchanged; the correction is announced in "
                       "the entry of {entry}.").format(
                 page=page, entry=f'<a href="{site_url}days/{entry}.html">'
-                                 f"{escape(fmt_date(entry))}</a>")
+                                 f"{escape(lang.date(entry))}</a>")
         else:
             html += _("The sealed page {page} is unchanged.").format(page=page)
         html += "</p>"
         out.append(Item(f"{site_url}corrections.html#{c['id']}", found,
                         _("Correction to {day}: {figure}").format(
-                            day=fmt_date(c["day"]), figure=c["figure"]), link, html))
+                            day=lang.date(c["day"]), figure=c["figure"]), link, html))
     return sorted(out, key=lambda i: (i.published, i.guid))
 
 
 def rss(items: Sequence[Item], title: str, description: str, page_url: str, feed_url: str,
-        built: datetime) -> bytes:
+        built: datetime, lang: Language) -> bytes:
     """Return an RSS 2.0 feed of the items, newest first."""
     fg = FeedGenerator()
     fg.title(title)
     fg.link(href=page_url, rel="alternate")
     fg.link(href=feed_url, rel="self")
     fg.description(description)
-    fg.language(language())
+    fg.language(lang.code)
     fg.lastBuildDate(built)
     fg.generator("chronicle")
     for item in items:  # feedgen prepends: the newest ends up first
@@ -133,13 +133,14 @@ def json_feed(items: Sequence[Item], title: str, description: str, page_url: str
 
 
 def day_item_html(day: DaySummary, site_url: str, image: str | None, image_alt: str,
-                  verdicts: Sequence[tuple[str, str]]) -> str:
+                  verdicts: Sequence[tuple[str, str]], lang: Language) -> str:
     """Return a daily feed item's HTML, every link absolute: the summary, the loss chart
     (`image`: its path under the site; a PNG where there is one, linking the SVG), the key
     figures and the three signals' verdicts as of the day's sealing."""
+    _ = lang.gettext
     page = f"{site_url}days/{day['date']}.html"
     # The sealed summary is English; another language writes its own from the numbers.
-    summary = write_summary(day) if language() != DEFAULT else str(day.get("summary") or "")
+    summary = str(day.get("summary") or "") if lang.english else write_summary(day, lang)
     parts = [f"<p>{escape(summary)}</p>"]
     if image:
         svg = image.rsplit(".", 1)[0] + ".svg"
@@ -147,7 +148,7 @@ def day_item_html(day: DaySummary, site_url: str, image: str | None, image_alt: 
                      f'alt="{escape(image_alt)}" width="720"></a><br>'
                      f'<a href="{escape(site_url + svg)}">{escape(_("The chart as SVG"))}</a></p>')
     rows = "".join(f"<tr><td>{escape(label)}</td><td>{escape(now)}</td><td>{escape(change)}"
-                   "</td></tr>" for label, now, _b, change in key_figures(day) if now != "—")
+                   "</td></tr>" for label, now, _b, change in key_figures(day, lang) if now != "—")
     parts.append(f"<h3>{escape(_('Key figures'))}</h3><table><tr><th>{escape(_('Figure'))}"
                  f"</th><th>{escape(_('This day'))}</th><th>{escape(_('Change'))}</th></tr>"
                  f"{rows}</table>")
@@ -156,6 +157,6 @@ def day_item_html(day: DaySummary, site_url: str, image: str | None, image_alt: 
                         for name, text in verdicts)
         parts.append(f"<h3>{escape(_('The three signals'))}</h3><ul>{items}</ul>")
     parts.append(f'<p><a href="{escape(page)}">'
-                 + escape(_("Read the entry for {date}").format(date=fmt_date(day["date"])))
+                 + escape(_("Read the entry for {date}").format(date=lang.date(day["date"])))
                  + "</a></p>")
     return "".join(parts)

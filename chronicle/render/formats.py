@@ -19,7 +19,6 @@ from datetime import date, datetime
 from typing import Any
 
 from chronicle.models import parse_time
-from chronicle.render.i18n import is_chinese
 
 MISSING = "—"
 MINUS = "−"  # U+2212, as d3-format (Vega) prints it
@@ -84,13 +83,13 @@ def _sig(value: float, digits: int) -> str:
     return text
 
 
-def fmt_si(value: Any, unit: str = "") -> str:
+def fmt_si(value: Any, unit: str = "", *, zh: bool) -> str:
     """Return 2.07e11 as 207B, 2.5e6 as 2.5M, 18e12 as 18T (three significant digits);
     on Chinese pages 2070亿, 250万, 18万亿 (fmt_zh)."""
     if not finite(value):
         return MISSING
     v = float(value)
-    if is_chinese():
+    if zh:
         return _minus(fmt_zh(v)) + unit
     for name, scale in _SI:
         if abs(v) >= scale * (1 - 5e-4):  # 999.96K rounds to 1M, not 1000K
@@ -101,13 +100,13 @@ def fmt_si(value: Any, unit: str = "") -> str:
     return _minus(_sig(v, SI_DIGITS)) + unit
 
 
-def fmt_si_signed(value: Any, unit: str = "") -> str:
+def fmt_si_signed(value: Any, unit: str = "", *, zh: bool) -> str:
     """Return a change in SI form with its sign (+2.5B, −300M, 0)."""
     if not finite(value):
         return MISSING
     v = float(value)
-    text = fmt_si(abs(v), unit)
-    return text if fmt_si(abs(v)) == "0" else ("+" if v > 0 else MINUS) + text
+    text = fmt_si(abs(v), unit, zh=zh)
+    return text if fmt_si(abs(v), zh=zh) == "0" else ("+" if v > 0 else MINUS) + text
 
 
 def fmt_count(value: Any) -> str:
@@ -117,40 +116,24 @@ def fmt_count(value: Any) -> str:
     return _minus(f"{round(float(value)):,}")
 
 
-def plural(n: Any, noun: str, many: str | None = None) -> str:
-    """Return "1 failure", "2 failures", "0 failures" (`many` for irregular plurals).
-
-    On Chinese pages the noun is the catalog's word for it, measure word included (3 次重启;
-    render/terms.py marks every counted noun).
-    """
-    count = int(n) if finite(n) else 0
-    if is_chinese():
-        from chronicle.render.terms import term  # terms reads the catalog; it formats nothing
-
-        return f"{fmt_count(count)} {term(noun, 'counted')}"
-    word = noun if count == 1 else (many or noun + "s")
-    return f"{fmt_count(count)} {word}"
-
-
-def fmt_usd(value: Any, digits: int = 0) -> str:
+def fmt_usd(value: Any, digits: int = 0, *, zh: bool) -> str:
     """Return dollars rounded to the dollar ($7,201,554; `digits` for prices, $4.22); on
     Chinese pages in 美元, large sums in 万 (720万美元): no yuan is invented."""
     if not finite(value):
         return MISSING
     v = float(value)
-    if is_chinese():
+    if zh:
         text = fmt_zh(abs(v)) if abs(v) >= 1e4 else f"{abs(v):,.{digits}f}"
         return (MINUS if round(v, digits) < 0 else "") + text + "美元"
     text = f"${abs(v):,.{digits}f}"
     return MINUS + text if round(v, digits) < 0 else text
 
 
-def fmt_duration(seconds: Any) -> str:
+def fmt_duration(seconds: Any, *, zh: bool) -> str:
     """Return seconds as '2 h 05 min', '12 min' or '3 d 4 h' (2小时05分, 12分钟, 3天4小时)."""
     if not finite(seconds):
         return MISSING
     minutes = round(float(seconds) / 60)
-    zh = is_chinese()
     if minutes >= 48 * 60:
         hours = round(minutes / 60)
         return f"{hours // 24}天{hours % 24}小时" if zh else f"{hours // 24} d {hours % 24} h"
@@ -160,17 +143,17 @@ def fmt_duration(seconds: Any) -> str:
     return f"{minutes}分钟" if zh else f"{minutes} min"
 
 
-def fmt_time(value: Any) -> str:
+def fmt_time(value: Any, *, zh: bool) -> str:
     """Return an ISO time or datetime as '2026-09-30 03:17 UTC' (2026年9月30日 03:17 UTC)."""
     when = value if isinstance(value, datetime) else parse_time(value)
     if when is None:
         return MISSING
-    if is_chinese():
+    if zh:
         return f"{when.year}年{when.month}月{when.day}日 {when:%H:%M} UTC"
     return when.strftime("%Y-%m-%d %H:%M UTC")
 
 
-def fmt_date(value: Any) -> str:
+def fmt_date(value: Any, *, zh: bool) -> str:
     """Return a date (ISO text, date or datetime) as 2026-09-08 (2026年9月8日)."""
     if isinstance(value, str):
         try:
@@ -179,21 +162,21 @@ def fmt_date(value: Any) -> str:
             return value
     if not isinstance(value, date):
         return MISSING
-    if is_chinese():
+    if zh:
         return f"{value.year}年{value.month}月{value.day}日"
     return value.strftime("%Y-%m-%d")
 
 
-def fmt_month(value: date) -> str:
+def fmt_month(value: date, *, zh: bool) -> str:
     """Return a month heading: September 2026 (2026年9月)."""
-    if is_chinese():
+    if zh:
         return f"{value.year}年{value.month}月"
     return value.strftime("%B %Y")
 
 
-def fmt_hours(value: Any) -> str:
+def fmt_hours(value: Any, *, zh: bool) -> str:
     """Return accelerator-hours: 1,234,567 (123万 on Chinese pages)."""
-    if is_chinese() and finite(value) and abs(float(value)) >= 1e4:
+    if zh and finite(value) and abs(float(value)) >= 1e4:
         return fmt_zh(value)
     return fmt_num(value, 0)
 
@@ -223,10 +206,10 @@ def fmt_zh(value: Any) -> str:
     return _zh_digits(v) if abs(v) < 100 else f"{v:,.0f}"
 
 
-def fmt_value(value: Any, kind: str, unit: str = "") -> str:
+def fmt_value(value: Any, kind: str, unit: str = "", *, zh: bool) -> str:
     """Return a metric value by its display kind (see render/metrics.py)."""
     if kind == "si":
-        return fmt_si(value, f" {unit}" if unit else "")
+        return fmt_si(value, f" {unit}" if unit else "", zh=zh)
     if kind == "fraction":
         return fmt_pct(value, 1)
     if kind == "percent":
@@ -260,17 +243,24 @@ def fmt_sci(value: Any) -> str:
 
 # --- the same formats for Vega (axes, tooltips) -------------------------------------------
 
-# d3-format's SI form with G read as B and k as K: "2.5M", "3.69T", "207B" (as fmt_si).
-def vega_si(expr: str, unit: str = "") -> str:
+# d3-format's SI form with G read as B and k as K: "2.5M", "3.69T", "207B" (as fmt_si); in
+# Chinese the same number counted in 万 / 亿 / 万亿 (as fmt_zh: 2.5M is 250万).
+def vega_si(expr: str, unit: str = "", *, zh: bool = False) -> str:
     """Return a Vega expression formatting the number `expr` like fmt_si."""
-    text = f"replace(replace(format({expr}, '.3~s'), 'G', 'B'), 'k', 'K')"
+    if zh:
+        text = (f"(abs({expr}) >= 1e12 ? format({expr} / 1e12, '.4~r') + '万亿' : "
+                f"abs({expr}) >= 1e8 ? format({expr} / 1e8, '.4~r') + '亿' : "
+                f"abs({expr}) >= 1e4 ? format({expr} / 1e4, '.4~r') + '万' : "
+                f"format({expr}, '.4~r'))")
+    else:
+        text = f"replace(replace(format({expr}, '.3~s'), 'G', 'B'), 'k', 'K')"
     return f"{text} + ' {unit}'" if unit else text
 
 
-def vega_format(kind: str, expr: str, unit: str = "") -> str:
+def vega_format(kind: str, expr: str, unit: str = "", *, zh: bool = False) -> str:
     """Return a Vega expression formatting `expr` like fmt_value(kind)."""
     if kind == "si":
-        return vega_si(expr, unit)
+        return vega_si(expr, unit, zh=zh)
     if kind == "fraction":
         return f"format({expr}, '.1%')"
     if kind == "percent":

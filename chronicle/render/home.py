@@ -21,6 +21,8 @@ from chronicle.config import RunConfig
 from chronicle.models import Archived, FailureRecord, RunRecord
 from chronicle.render import render
 from chronicle.render.day import one_line
+from chronicle.render.i18n import Language
+from chronicle.render.record_text import day_title, failure_text
 from chronicle.render.signal_charts import signal_panels
 
 ETA_WINDOW_DAYS = 7
@@ -86,8 +88,9 @@ def progress(i: HomeInputs, now: datetime | None, tokens: float | None) -> dict[
             "reached": reached, "finished": finished}
 
 
-def render_home(i: HomeInputs, out: dict[str, str | bytes]) -> str:
-    """Return the home page (and add its panel charts to `out`), as of the newest data."""
+def render_home(i: HomeInputs, out: dict[str, str | bytes], lang: Language) -> str:
+    """Return the home page in `lang` (and add its panel charts to `out`), as of the newest
+    data."""
     series, days = i.series, i.days
     last_t = float(series.timestamp.max()) if len(series) else None
     as_of = datetime.fromtimestamp(last_t, tz=UTC) if last_t is not None else None
@@ -103,13 +106,13 @@ def render_home(i: HomeInputs, out: dict[str, str | bytes]) -> str:
     drop = _recent(series, "drop_fraction", day_ago)
     with_goodput = [d for d in days if d["throughput"].get("goodput") is not None]
     return render(
-        "home.md.j2", title=i.config.site.title, run_name=i.config.run.name,
+        "home.md.j2", lang, title=i.config.site.title, run_name=i.config.run.name,
         stale=list(i.stale), waiting=list(i.waiting), head_sha256=i.head_sha256,
         day_now=day_of_run(i.config, now.date()) if now else 0,
         planned_days=i.config.run.planned_days,
         phase=newest.get("phase") if newest else None, tokens_done=tokens,
         token_budget=i.config.run.token_budget, **progress(i, now, tokens),
-        panels=signal_panels(i.config, series, days, i.history, out),
+        panels=signal_panels(i.config, series, days, i.history, out, lang),
         loss_last=loss_last,
         loss_change=(loss_last - loss_before) if loss_last is not None and loss_before is not None
         else None,
@@ -118,7 +121,8 @@ def render_home(i: HomeInputs, out: dict[str, str | bytes]) -> str:
         goodput_day=with_goodput[-1]["date"] if with_goodput else None,
         drop_p50=float(np.median(drop)) if drop.size else None,
         drop_max=float(drop.max()) if drop.size else None,
-        open_failures=[f for f in i.failures if f.end is None],
+        open_failures=[{"what": failure_text(f, lang), "start": f.start}
+                       for f in i.failures if f.end is None],
         data_as_of=as_of, snapshot=i.latest.id if i.latest else None,
         snapshot_at=i.latest.taken_at if i.latest else None,
-        recent=[(d, one_line(d)) for d in reversed(days[-7:])])
+        recent=[(d, day_title(d, lang), one_line(d, lang)) for d in reversed(days[-7:])])

@@ -8,23 +8,23 @@ binary .mo file is committed or installed. A chronicle may carry `locale/<lang>.
 beside its chronicle.yml: its translations win over the packaged ones, so a reader's fix
 reaches the site at the next build without a release.
 
-The language is per build, not per call: `use_language("zh")` sets it for everything
-rendered inside (a context variable, like a web framework's request locale), so the pure
-page builders need no extra parameter. English is the default and the language of the
-sealed record: sealing renders in English whatever the context says.
+The language is an argument, never ambient state: every function that writes words or
+numbers for a reader takes a `Language` (its catalog and its formats) from its caller,
+so two editions rendered in one process, or in one thread after another, cannot borrow
+each other's words. `ENGLISH` is the language of the sealed record: sealing passes it.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import gettext as _gettext
 import io
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from chronicle.config import LANGUAGES  # English first: the sealed record's language
+from chronicle.render import formats, terms
 
 DEFAULT = LANGUAGES[0]
 DOMAIN = "chronicle"
@@ -35,39 +35,95 @@ NAMES = {"en": "English", "zh": "中文"}
 
 @dataclass(frozen=True)
 class Language:
-    """The language a build renders in, with its compiled catalog."""
+    """A language to render in: its code, its compiled catalog and its formats.
+
+    The words (`gettext`, `ngettext`, `pgettext`, `term`, `plural`) come from the
+    catalog; the numbers and dates that differ by language (`si`, `usd`, `date`, ...)
+    follow render/formats.py's rules for it.
+    """
 
     code: str = DEFAULT
-    overrides: Path | None = None  # a chronicle's own locale/ folder, if it has one
     catalog: _gettext.NullTranslations = field(default_factory=_gettext.NullTranslations,
-                                               compare=False)
+                                               compare=False, repr=False)
+
+    @property
+    def zh(self) -> bool:
+        return self.code == "zh"
+
+    @property
+    def english(self) -> bool:
+        return self.code == DEFAULT
+
+    @property
+    def folder(self) -> str:
+        """This edition's folder relative to the site root ('' for English, 'zh/')."""
+        return edition_dir(self.code)
+
+    @property
+    def sep(self) -> str:
+        """What joins two sentences: a space, or nothing after Chinese punctuation."""
+        return "" if self.zh else " "
+
+    # --- words ------------------------------------------------------------------------
+    def gettext(self, message: str) -> str:
+        """Return `message` in this language (itself when untranslated)."""
+        return self.catalog.gettext(message)
+
+    _ = gettext
+
+    def ngettext(self, singular: str, plural: str, n: int) -> str:
+        """Return the singular or plural form for `n` in this language."""
+        return self.catalog.ngettext(singular, plural, n)
+
+    def pgettext(self, context: str, message: str) -> str:
+        """Return `message` in this language, as meant in `context` ("issue state")."""
+        return self.catalog.pgettext(context, message)
+
+    def term(self, keyword: object, context: str) -> str:
+        """Return the word for a record's keyword (`"gap"` as a "failure kind" -> 缺口);
+        a keyword the vocabulary does not know (a hand-written kind) is shown as written."""
+        text = str(keyword)
+        return self.pgettext(context, text) if (context, text) in terms.KNOWN else text
+
+    def plural(self, n: Any, noun: str, many: str | None = None) -> str:
+        """Return "1 failure", "2 failures" (`many` for irregular plurals); in Chinese the
+        catalog's word with its measure word (3 次重启; render/terms.py lists the nouns)."""
+        count = int(n) if formats.finite(n) else 0
+        if not self.english:
+            return f"{formats.fmt_count(count)} {self.term(noun, 'counted')}"
+        word = noun if count == 1 else (many or noun + "s")
+        return f"{formats.fmt_count(count)} {word}"
+
+    # --- numbers, dates and times that differ by language -------------------------------
+    def si(self, value: Any, unit: str = "") -> str:
+        return formats.fmt_si(value, unit, zh=self.zh)
+
+    def si_signed(self, value: Any, unit: str = "") -> str:
+        return formats.fmt_si_signed(value, unit, zh=self.zh)
+
+    def usd(self, value: Any, digits: int = 0) -> str:
+        return formats.fmt_usd(value, digits, zh=self.zh)
+
+    def duration(self, seconds: Any) -> str:
+        return formats.fmt_duration(seconds, zh=self.zh)
+
+    def time(self, value: Any) -> str:
+        return formats.fmt_time(value, zh=self.zh)
+
+    def date(self, value: Any) -> str:
+        return formats.fmt_date(value, zh=self.zh)
+
+    def month(self, value: dt.date) -> str:
+        return formats.fmt_month(value, zh=self.zh)
+
+    def hours(self, value: Any) -> str:
+        return formats.fmt_hours(value, zh=self.zh)
+
+    def value(self, value: Any, kind: str, unit: str = "") -> str:
+        return formats.fmt_value(value, kind, unit, zh=self.zh)
 
 
-_ENGLISH = Language()  # frozen: a safe default for every context
-_current: ContextVar[Language] = ContextVar("chronicle_language", default=_ENGLISH)
-_cache: dict[tuple[str, Path | None, float], _gettext.NullTranslations] = {}
-
-
-def language() -> str:
-    """Return the code of the language pages are being rendered in ("en", "zh")."""
-    return _current.get().code
-
-
-def is_chinese() -> bool:
-    return language() == "zh"
-
-
-@contextmanager
-def use_language(code: str, overrides: Path | None = None) -> Iterator[None]:
-    """Render everything inside this block in `code` (optionally with a chronicle's own
-    catalog folder `overrides`, holding `<code>.po`)."""
-    if code not in LANGUAGES:
-        raise ValueError(f"language {code!r} is not one of {', '.join(LANGUAGES)}")
-    token = _current.set(Language(code, overrides, load_catalog(code, overrides)))
-    try:
-        yield
-    finally:
-        _current.reset(token)
+ENGLISH = Language()  # the record's language: no catalog, English formats
 
 
 def edition_dir(code: str) -> str:
@@ -109,42 +165,34 @@ def _compile(paths: list[Path]) -> _gettext.NullTranslations:
     return _gettext.GNUTranslations(buffer)
 
 
+# Compiled catalogs by (code, overrides, the files' mtimes): a cache of pure results (the
+# same files give the same catalog), not state a render depends on.
+_compiled: dict[tuple[str, Path | None, float], _gettext.NullTranslations] = {}
+
+
 def load_catalog(code: str, overrides: Path | None = None) -> _gettext.NullTranslations:
     """Return the compiled catalog of `code` (the packaged one, then `overrides/<code>.po`
-    over it), cached until one of the files changes (`chronicle serve` sees an edit)."""
+    over it), compiled again when one of the files changes (`chronicle serve` sees an edit)."""
     if code == DEFAULT:
         return _gettext.NullTranslations()
     paths = [p for p in (catalog_path(code), overrides / f"{code}.po" if overrides else None)
              if p is not None and p.is_file()]
     key = (code, overrides, sum(p.stat().st_mtime for p in paths))
-    if key not in _cache:
-        _cache[key] = _compile(paths)
-    return _cache[key]
+    if key not in _compiled:
+        _compiled[key] = _compile(paths)
+    return _compiled[key]
 
 
-def translations() -> _gettext.NullTranslations:
-    """Return the compiled catalog of the current language."""
-    return _current.get().catalog
-
-
-def gettext(message: str) -> str:
-    """Return `message` in the current language (itself when untranslated)."""
-    return translations().gettext(message)
-
-
-def ngettext(singular: str, plural: str, n: int) -> str:
-    """Return the singular or plural form for `n` in the current language."""
-    return translations().ngettext(singular, plural, n)
-
-
-def pgettext(context: str, message: str) -> str:
-    """Return `message` in the current language, as meant in `context` ("issue state")."""
-    return translations().pgettext(context, message)
+def language(code: str, overrides: Path | None = None) -> Language:
+    """Return the `code` language with its catalog (and a chronicle's own `overrides`
+    folder holding `<code>.po`, whose messages win)."""
+    if code not in LANGUAGES:
+        raise ValueError(f"language {code!r} is not one of {', '.join(LANGUAGES)}")
+    if code == DEFAULT:
+        return ENGLISH
+    return Language(code, load_catalog(code, overrides))
 
 
 def N_(message: str) -> str:
     """Mark `message` for the catalog without translating it here (translated later)."""
     return message
-
-
-_ = gettext

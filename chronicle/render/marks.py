@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from chronicle.render import vega as v
+from chronicle.render.i18n import N_, Language
 
 MAX_LABELLED = 6  # more labelled markers than this would overlap: tooltips only
 LABEL_ROWS, LABEL_STEP = 3, 12
@@ -35,7 +36,7 @@ class Span:
 
     x0: float
     x1: float
-    label: str = "downtime"
+    label: str = ""  # what the span was (a failure's text, in the chart's language)
 
 
 @dataclass(frozen=True)
@@ -64,56 +65,65 @@ class Options:
 
 
 def background_layers(opts: Options, spans: Sequence[Span], x: Axis, lo: float, hi: float,
-                color: dict[str, Any], x_enc: dict[str, Any]) -> list[dict[str, Any]]:
+                      color: dict[str, Any], x_enc: dict[str, Any],
+                      lang: Language) -> list[dict[str, Any]]:
+    _ = lang.gettext
     layers: list[dict[str, Any]] = []
     rects = []
+    this_day = _(v.HIGHLIGHT[0])
     if opts.highlight is not None:
         a, b = sorted(v.x_value(t, x.time) for t in opts.highlight)
         if max(a, lo) < min(b, hi):
-            rects.append({"x": max(a, lo), "x2": min(b, hi), "k": v.HIGHLIGHT[0], "what": ""})
-    for s in merged(spans):
+            rects.append({"x": max(a, lo), "x2": min(b, hi), "k": this_day, "what": ""})
+    for s in merged(spans, lang):
         a, b = v.x_value(s.x0, x.time), v.x_value(s.x1, x.time)
         if max(a, lo) < min(b, hi):
-            rects.append({"x": max(a, lo), "x2": min(b, hi), "k": v.DOWNTIME[0], "what": s.label})
+            rects.append({"x": max(a, lo), "x2": min(b, hi), "k": _(v.DOWNTIME[0]),
+                          "what": s.label})
     # The day's tint is lighter than downtime's grey: both read in dark mode too.
-    day = {"test": f"datum.k == '{v.HIGHLIGHT[0]}'", "value": 0.15}
+    day = {"test": f"datum.k == '{this_day}'", "value": 0.15}
     if rects:
         layers.append({"data": {"values": rects}, "mark": {"type": "rect"},
                        "encoding": {"x": x_enc, "x2": {"field": "x2"}, "color": color,
                                     "opacity": {"condition": day, "value": 0.3},
-                                    "tooltip": [{"field": "k", "type": "nominal", "title": "span"},
+                                    "tooltip": [{"field": "k", "type": "nominal",
+                                                 "title": _("span")},
                                                 {"field": "what", "type": "nominal",
-                                                 "title": "what"}]}})
+                                                 "title": _("what")}]}})
     return layers
 
 
-def merged(spans: Sequence[Span]) -> list[Span]:
+SEVERAL_GAPS = N_("several gaps in telemetry")
+
+
+def merged(spans: Sequence[Span], lang: Language) -> list[Span]:
     """Return overlapping or touching spans merged into one."""
     out: list[Span] = []
     for s in sorted(spans, key=lambda s: (s.x0, s.x1)):
         if out and s.x0 <= out[-1].x1:
             last = out[-1]
-            out[-1] = Span(last.x0, max(last.x1, s.x1), "several gaps in telemetry")
+            out[-1] = Span(last.x0, max(last.x1, s.x1), lang.gettext(SEVERAL_GAPS))
         else:
             out.append(s)
     return out
 
 
 def event_layers(opts: Options, x: Axis, lo: float, hi: float, color: dict[str, Any],
-                  x_enc: dict[str, Any]) -> list[dict[str, Any]]:
+                 x_enc: dict[str, Any], lang: Language) -> list[dict[str, Any]]:
+    _ = lang.gettext
     rows: list[dict[str, Any]] = [
-        {"x": at, "kind": e.kind, "k": v.event_style(e.kind)[0], "what": e.label,
+        {"x": at, "kind": e.kind, "k": _(v.event_style(e.kind)[0]), "what": e.label,
          "tag": v.fit_label(e.label, LABEL_PX, 10) if v.event_style(e.kind)[2] else ""}
         for e in sorted(opts.events, key=lambda e: (e.x, e.kind, e.label))
         if np.isfinite(e.x) and lo <= (at := v.x_value(e.x, x.time)) <= hi
     ]  # events outside the data are dropped: a run-wide list on a day chart
     if not rows:
         return []
-    tips = [{"field": "k", "type": "nominal", "title": "event"},
-            {"field": "what", "type": "nominal", "title": "what"}]
+    tips = [{"field": "k", "type": "nominal", "title": _("event")},
+            {"field": "what", "type": "nominal", "title": _("what")}]
     if x.time:
         tips.append({"field": "x", "type": "temporal", "timeUnit": "utcyearmonthdatehoursminutes",
-                     "title": "time (UTC)"})
+                     "title": _("time (UTC)")})
     layers: list[dict[str, Any]] = [{
         "data": {"values": rows},
         "mark": {"type": "rule", "strokeWidth": 1.5, "strokeDash": [5, 3], "opacity": 0.9},
@@ -140,7 +150,8 @@ def event_layers(opts: Options, x: Axis, lo: float, hi: float, color: dict[str, 
     return layers
 
 
-def rule_layers(rules: Sequence[tuple[float, str]], y: Axis) -> list[dict[str, Any]]:
+def rule_layers(rules: Sequence[tuple[float, str]], y: Axis,
+                lang: Language) -> list[dict[str, Any]]:
     rows = [{"y": v.num(val), "label": lab} for val, lab in rules
             if np.isfinite(val) and (val > 0 or not y.log)
             and (y.domain is None or y.domain[0] <= val <= y.domain[1])]
@@ -151,7 +162,7 @@ def rule_layers(rules: Sequence[tuple[float, str]], y: Axis) -> list[dict[str, A
         {"data": {"values": rows}, "mark": {"type": "rule", "color": v.NEUTRAL,
                                             "strokeDash": [6, 4]},
          "encoding": {**enc, "tooltip": [{"field": "label", "type": "nominal",
-                                          "title": "alert"}]}},
+                                          "title": lang.gettext("alert")}]}},
         {"data": {"values": rows}, "mark": {"type": "text", "color": v.NEUTRAL, "align": "right",
                                             "baseline": "bottom", "dy": -2, "x": "width"},
          "encoding": {**enc, "text": {"field": "label"}}},

@@ -17,8 +17,9 @@ import numpy as np
 
 from chronicle.render import vega as v
 from chronicle.render.formats import vega_format
+from chronicle.render.i18n import N_, Language
 
-FRACTION_AXIS = {"title": "fraction of the token budget", "format": ".0%", "tickCount": 5}
+FRACTION_TITLE = N_("fraction of the token budget")
 # Status colours that also differ in lightness (a reader who cannot tell red from green
 # still sees pass lightest, then warn, no data, fail darkest).
 HEALTH_COLORS = {"pass": "#d9f0d3", "warn": "#f5a742", "no-data": "#8a8a8a", "fail": "#8e0a12"}
@@ -26,30 +27,35 @@ RISK_COLORS = {"upcoming": "#c6dbef", "watching": "#f5a742", "triggered": "#8e0a
                "passed": "#7fbf7b"}
 
 
-def _frac_x(**extra: Any) -> dict[str, Any]:
+def _frac_x(lang: Language, **extra: Any) -> dict[str, Any]:
+    axis = {"title": lang.gettext(FRACTION_TITLE), "format": ".0%", "tickCount": 5}
     return {"field": "f", "type": "quantitative", "scale": {"domain": [0, 1], "nice": False},
-            "axis": FRACTION_AXIS, **extra}
+            "axis": axis, **extra}
 
 
 def residual_chart(points: Sequence[tuple[float, float]], band: Sequence[tuple[float, float,
-                   float]], *, title: str, description: str, height: int = 220) -> dict[str, Any]:
+                   float]], *, title: str, description: str, lang: Language,
+                   height: int = 220) -> dict[str, Any]:
     """Return eval loss minus prediction per eval against the budget fraction, the band
     (low − predicted, high − predicted) shaded around zero."""
+    _ = lang.gettext
     if not points and not band:
-        return v.no_data(title, description, height)
-    spec = v.frame(title, description, height=height)
+        return v.no_data(title, description, lang, height)
+    spec = v.frame(title, description, lang, height=height)
     resid = [{"f": v.num(f, 6), "r": v.num(r)} for f, r in points]
     area = [{"f": v.num(f, 6), "lo": v.num(lo), "hi": v.num(hi)} for f, lo, hi in band]
-    tips = [{"field": "f", "type": "quantitative", "title": "budget fraction", "format": ".1%"},
-            {"field": "r_text", "type": "nominal", "title": "residual"}]
-    y = {"field": "r", "type": "quantitative", "title": "eval − predicted",
+    tips = [{"field": "f", "type": "quantitative", "title": _("budget fraction"),
+             "format": ".1%"},
+            {"field": "r_text", "type": "nominal", "title": _("residual")}]
+    y = {"field": "r", "type": "quantitative", "title": _("eval − predicted"),
          "axis": {"labelExpr": "datum.value > 0 ? '+' + format(datum.value, '.3~f') : "
                   "datum.value < 0 ? format(datum.value, '.3~f') : '0'"}}
     layers: list[dict[str, Any]] = []
     if area:
         layers.append({"data": {"values": area}, "mark": {"type": "area", "opacity": 0.3,
                                                           "color": v.SERIES_COLORS[1]},
-                       "encoding": {"x": _frac_x(), "y": {"field": "lo", "type": "quantitative"},
+                       "encoding": {"x": _frac_x(lang),
+                                    "y": {"field": "lo", "type": "quantitative"},
                                     "y2": {"field": "hi"}}})
     layers.append({"data": {"values": [{"r": 0}]},
                    "mark": {"type": "rule", "color": v.NEUTRAL, "strokeDash": [4, 3]},
@@ -59,21 +65,22 @@ def residual_chart(points: Sequence[tuple[float, float]], band: Sequence[tuple[f
         layers.append({"data": {"values": resid}, "transform": [calc],
                        "mark": {"type": "line", "point": {"size": 18},
                                 "color": v.SERIES_COLORS[0], "strokeWidth": 1.5},
-                       "encoding": {"x": _frac_x(), "y": y, "tooltip": tips}})
+                       "encoding": {"x": _frac_x(lang), "y": y, "tooltip": tips}})
     spec["layer"] = layers
     return spec
 
 
 def regime_chart(rows: Sequence[Mapping[str, Any]], regime_title: str,
                  rules: Sequence[tuple[float, str]], *, title: str, description: str,
-                 height: int = 220) -> dict[str, Any]:
+                 lang: Language, height: int = 220) -> dict[str, Any]:
     """Return the daily median token drop fraction per regime against the budget fraction.
 
     `rows`: {"f": budget fraction, "p50": drop fraction, "regime": label, "date": day}.
     """
+    _ = lang.gettext
     if not rows:
-        return v.no_data(title, description, height)
-    spec = v.frame(title, description, height=height)
+        return v.no_data(title, description, lang, height)
+    spec = v.frame(title, description, lang, height=height)
     regimes = list(dict.fromkeys(str(r["regime"]) for r in rows))
     colours = [v.SERIES_COLORS[i % len(v.SERIES_COLORS)] for i in range(len(regimes))]
     color = {"field": "regime", "type": "nominal", "title": regime_title,
@@ -82,16 +89,16 @@ def regime_chart(rows: Sequence[Mapping[str, Any]], regime_title: str,
                         "labelLimit": 200}}
     values = [{"f": v.num(r["f"], 6), "p50": v.num(r["p50"]), "regime": str(r["regime"]),
                "date": r["date"]} for r in rows]
-    tips = [{"field": "date", "type": "nominal", "title": "day"},
+    tips = [{"field": "date", "type": "nominal", "title": _("day")},
             {"field": "regime", "type": "nominal", "title": regime_title},
-            {"field": "p50_text", "type": "nominal", "title": "drop fraction p50"}]
+            {"field": "p50_text", "type": "nominal", "title": _("drop fraction p50")}]
     layers: list[dict[str, Any]] = [{
         "data": {"values": values},
         "transform": [{"calculate": vega_format("fraction", "datum.p50"), "as": "p50_text"}],
         "mark": {"type": "line", "point": {"size": 14}, "strokeWidth": 1.5},
-        "encoding": {"x": _frac_x(), "color": color, "tooltip": tips,
-                     "y": {"field": "p50", "type": "quantitative", "title": "tokens dropped (p50)",
-                           "axis": {"format": ".1%"}}}}]
+        "encoding": {"x": _frac_x(lang), "color": color, "tooltip": tips,
+                     "y": {"field": "p50", "type": "quantitative",
+                           "title": _("tokens dropped (p50)"), "axis": {"format": ".1%"}}}}]
     alert = [{"y": v.num(val), "label": lab} for val, lab in rules]
     if alert:
         enc = {"y": {"field": "y", "type": "quantitative"}}
@@ -107,33 +114,40 @@ def regime_chart(rows: Sequence[Mapping[str, Any]], regime_title: str,
 
 
 def risk_timeline(risks: Sequence[Mapping[str, Any]], now: float | None, *, title: str,
-                  description: str, height: int | None = None) -> dict[str, Any]:
+                  description: str, lang: Language, height: int | None = None
+                  ) -> dict[str, Any]:
     """Return one row per risk over the budget fraction: its watch window coloured by
     status, the point where it triggered, and a rule where the run is now.
 
     `risks`: {"title", "lo", "hi", "status", "at" (fraction it triggered at, or None)}.
     """
+    _ = lang.gettext
     if not risks:
-        return v.no_data(title, description, height or 120)
-    spec = v.frame(title, description, height=height or max(90, 38 * len(risks)))
+        return v.no_data(title, description, lang, height or 120)
+    spec = v.frame(title, description, lang, height=height or max(90, 38 * len(risks)))
     statuses = [s for s in RISK_COLORS if any(r["status"] == s for r in risks)]
+    # A status is a keyword of the record; the chart says its word (the legend too).
     color = {"field": "status", "type": "nominal",
-             "scale": v.color_scale(statuses, [RISK_COLORS[s] for s in statuses]),
+             "scale": v.color_scale([lang.term(s, "risk status") for s in statuses],
+                                    [RISK_COLORS[s] for s in statuses]),
              "legend": {"orient": "top", "title": None, "symbolType": "square"}}
     rows = [{"risk": r["title"], "f": v.num(r["lo"], 6), "f2": v.num(r["hi"], 6),
-             "status": r["status"], "window": f"{r['lo']:.0%}–{r['hi']:.0%}",
-             "label": f"{r['title']}: {r['status']}"} for r in risks]
+             "status": lang.term(r["status"], "risk status"),
+             "window": f"{r['lo']:.0%}–{r['hi']:.0%}",
+             "label": _("{risk}: {status}").format(
+                 risk=r["title"], status=lang.term(r["status"], "risk status"))}
+            for r in risks]
     # Titles are written above their bars across the whole width: a y axis would cut them.
     y = {"field": "risk", "type": "nominal", "title": None, "sort": None,
          "scale": {"paddingInner": 0.15}, "axis": None}
-    tips = [{"field": "risk", "type": "nominal", "title": "risk"},
-            {"field": "status", "type": "nominal"},
-            {"field": "window", "type": "nominal", "title": "watched"}]
+    tips = [{"field": "risk", "type": "nominal", "title": _("risk")},
+            {"field": "status", "type": "nominal", "title": _("status")},
+            {"field": "window", "type": "nominal", "title": _("watched")}]
     layers: list[dict[str, Any]] = [{
         "data": {"values": rows},
         "mark": {"type": "bar", "cornerRadius": 2, "height": {"band": 0.45}, "yOffset": 6,
                  "stroke": v.NEUTRAL, "strokeWidth": 0.5},
-        "encoding": {"x": _frac_x(), "x2": {"field": "f2"}, "y": y, "color": color,
+        "encoding": {"x": _frac_x(lang), "x2": {"field": "f2"}, "y": y, "color": color,
                      "tooltip": tips}},
         {"data": {"values": rows},
          "mark": {"type": "text", "align": "left", "baseline": "top", "x": 0, "yOffset": -13,
@@ -145,17 +159,17 @@ def risk_timeline(risks: Sequence[Mapping[str, Any]], now: float | None, *, titl
         layers.append({"data": {"values": fired},
                        "mark": {"type": "point", "shape": "triangle-down", "filled": True,
                                 "size": 90, "color": "#d62728", "yOffset": 6},
-                       "encoding": {"x": _frac_x(), "y": y}})
+                       "encoding": {"x": _frac_x(lang), "y": y}})
     if now is not None:
-        layers.append({"data": {"values": [{"f": v.num(now, 6), "t": "now"}]},
+        layers.append({"data": {"values": [{"f": v.num(now, 6), "t": _("now")}]},
                        "mark": {"type": "rule", "color": v.NEUTRAL, "strokeWidth": 2},
-                       "encoding": {"x": _frac_x()}})
+                       "encoding": {"x": _frac_x(lang)}})
     spec["layer"] = layers
     return spec
 
 
 def health_heatmap(days: Sequence[Mapping[str, Any]], checks: Sequence[str], *, title: str,
-                   description: str, link: str = "days/") -> dict[str, Any]:
+                   description: str, lang: Language, link: str = "days/") -> dict[str, Any]:
     """Return the days × checks matrix as a heatmap; each cell links its day's page.
 
     `days`: {"date", "day", "checks": [{"id", "status", "value", "rule"}]} oldest first.
@@ -168,14 +182,17 @@ def health_heatmap(days: Sequence[Mapping[str, Any]], checks: Sequence[str], *, 
             if c["id"] not in checks:
                 continue
             cells.append({"d": d["date"], "e": end, "n": d["day"], "c": c["id"],
-                          "s": c["status"], "v": c["value_text"], "r": c["rule"],
-                          "u": f"{link}{d['date']}.html"})
+                          "s": lang.term(c["status"], "health status"), "v": c["value_text"],
+                          "r": c["rule"], "u": f"{link}{d['date']}.html"})
+    _ = lang.gettext
     if not cells:
-        return v.no_data(title, description, 120)
-    spec = v.frame(title, description, height=max(120, 18 * len(checks)))
-    statuses = [s for s in HEALTH_COLORS if any(c["s"] == s for c in cells)]
+        return v.no_data(title, description, lang, 120)
+    spec = v.frame(title, description, lang, height=max(120, 18 * len(checks)))
+    words = {lang.term(s, "health status"): s for s in HEALTH_COLORS}
+    statuses = [w for w in words if any(c["s"] == w for c in cells)]
     x = {"field": "d", "type": "temporal", "scale": {"type": "utc"},
-         "axis": {"title": None, "format": "%b %-d", "labelOverlap": "greedy", "grid": False}}
+         "axis": {"title": None, "format": "%-m月%-d日" if lang.zh else "%b %-d",
+                  "labelOverlap": "greedy", "grid": False}}
     spec["data"] = {"values": cells}
     spec["mark"] = {"type": "rect", "stroke": "#ffffff", "strokeWidth": 0.5, "cursor": "pointer"}
     spec["encoding"] = {
@@ -183,15 +200,15 @@ def health_heatmap(days: Sequence[Mapping[str, Any]], checks: Sequence[str], *, 
         "y": {"field": "c", "type": "nominal", "title": None, "sort": list(checks),
               "axis": {"labelLimit": 140}},
         "color": {"field": "s", "type": "nominal", "title": None,
-                  "scale": v.color_scale(statuses, [HEALTH_COLORS[s] for s in statuses]),
+                  "scale": v.color_scale(statuses, [HEALTH_COLORS[words[s]] for s in statuses]),
                   "legend": {"orient": "top", "symbolType": "square",
                              "symbolStrokeColor": v.NEUTRAL, "symbolStrokeWidth": 0.5}},
         "href": {"field": "u"},
-        "tooltip": [{"field": "d", "type": "nominal", "title": "day"},
-                    {"field": "c", "type": "nominal", "title": "check"},
-                    {"field": "s", "type": "nominal", "title": "status"},
-                    {"field": "v", "type": "nominal", "title": "value"},
-                    {"field": "r", "type": "nominal", "title": "rule"}],
+        "tooltip": [{"field": "d", "type": "nominal", "title": _("day")},
+                    {"field": "c", "type": "nominal", "title": _("check")},
+                    {"field": "s", "type": "nominal", "title": _("status")},
+                    {"field": "v", "type": "nominal", "title": _("value")},
+                    {"field": "r", "type": "nominal", "title": _("rule")}],
     }
     return spec
 

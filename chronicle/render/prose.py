@@ -14,26 +14,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from chronicle.analysis.day_model import DaySummary
-from chronicle.render.formats import (
-    fmt_count,
-    fmt_date,
-    fmt_duration,
-    fmt_num,
-    fmt_pct,
-    fmt_plain,
-    fmt_si,
-    fmt_signed,
-    plural,
-)
-from chronicle.render.i18n import gettext as _
-from chronicle.render.i18n import is_chinese, ngettext
-from chronicle.render.terms import term
-from chronicle.render.translate import translate_text
+from chronicle.render.formats import fmt_count, fmt_num, fmt_pct, fmt_plain, fmt_signed
+from chronicle.render.i18n import Language
+from chronicle.render.record_text import correction_reason, inference_text
 
 
-def write_summary(d: DaySummary) -> str:
-    """Return the one-paragraph summary of a day, written from its numbers only (in the
-    current language: the sealed one is English, a translated page writes its own)."""
+def write_summary(d: DaySummary, lang: Language) -> str:
+    """Return the one-paragraph summary of a day, written from its numbers only in `lang`
+    (the sealed one is English; a translated page writes its own)."""
+    _, ngettext, fmt_si = lang.gettext, lang.ngettext, lang.si
     parts = [_("Day {day} of {planned}.").format(day=d["day"], planned=d["planned_days"])]
     t = d["tokens"]
     if d["data"]["rows"] == 0:
@@ -57,24 +46,26 @@ def write_summary(d: DaySummary) -> str:
     if loss["nan_rows"]:
         parts.append(ngettext("{values} was NaN or infinite.", "{values} were NaN or infinite.",
                               loss["nan_rows"]).format(
-            values=plural(loss["nan_rows"], "logged loss value")))
-    parts += _throughput(d)
+            values=lang.plural(loss["nan_rows"], "logged loss value")))
+    parts += _throughput(d, lang)
     if d["moe"]["drop_fraction_max"] is not None:
         parts.append(_("Token dropping peaked at {share}.").format(
             share=fmt_pct(d["moe"]["drop_fraction_max"])))
     if d["restarts"] or d["downtime_seconds"]:
         parts.append(_("{restarts}, {duration} without telemetry.").format(
-            restarts=plural(d["restarts"], "restart"),
-            duration=fmt_duration(d["downtime_seconds"] or 0)))
+            restarts=lang.plural(d["restarts"], "restart"),
+            duration=lang.duration(d["downtime_seconds"] or 0)))
     n_fail, n_thr = len(d["failures"]), len(d["threads_updated"])
     if n_fail or n_thr:
         parts.append(_("{failures}; {threads} updated.").format(
-            failures=plural(n_fail, "failure record"), threads=plural(n_thr, "issue thread")))
+            failures=lang.plural(n_fail, "failure record"),
+            threads=lang.plural(n_thr, "issue thread")))
     # Chinese sentences follow each other without a space.
-    return ("" if is_chinese() else " ").join(parts)
+    return lang.sep.join(parts)
 
 
-def _throughput(d: DaySummary) -> list[str]:
+def _throughput(d: DaySummary, lang: Language) -> list[str]:
+    _, fmt_si = lang.gettext, lang.si
     th = d["throughput"]
     if th["compute_tokens_per_second_p50"] is None:
         return []
@@ -91,8 +82,9 @@ def _throughput(d: DaySummary) -> list[str]:
     return [text + _(".")]
 
 
-def residual_line(p: Mapping[str, Any] | None) -> str | None:
+def residual_line(p: Mapping[str, Any] | None, lang: Language) -> str | None:
     """Return a one-line description of a day's prediction record, or None."""
+    _ = lang.gettext
     if not p or p.get("residual") is None:
         return None
     band = ""
@@ -102,31 +94,32 @@ def residual_line(p: Mapping[str, Any] | None) -> str | None:
     moved = _(" The prediction changed since day 1!") if p.get("changed") else ""
     verdict = p.get("inference")
     if verdict:
+        said = inference_text(p, lang)
         moved += _(" Inference: {statement} (would be falsified by {falsified_by}).").format(
-            statement=translate_text(verdict["statement"]),
-            falsified_by=translate_text(verdict["falsified_by"]))
+            statement=said["statement"], falsified_by=said["falsified_by"])
     return _("Eval loss {actual} at step {step} ({share} of the budget) vs predicted "
              "{predicted}: residual {residual} ({sign}){band}.{moved}").format(
         actual=fmt_num(p["actual"], 4), step=fmt_count(p["eval_step"]),
         share=fmt_pct(p["fraction"]), predicted=fmt_num(p["predicted"], 4),
-        residual=fmt_signed(p["residual"], 4), sign=term(p["sign"], "prediction sign"),
+        residual=fmt_signed(p["residual"], 4), sign=lang.term(p["sign"], "prediction sign"),
         band=band, moved=moved)
 
 
-def describe_correction(c: Mapping[str, Any]) -> str:
+def describe_correction(c: Mapping[str, Any], lang: Language) -> str:
     """Return one sentence saying what a correction changes."""
+    _ = lang.gettext
     return _("{figure} of {day}: {published} on the published record, {corrected} with the "
              "data stored by snapshot {snapshot} ({reason}).").format(
-        figure=c["figure"], day=fmt_date(c["day"]), published=_fmt(c["previous"]),
-        corrected=_fmt(c["corrected"]), snapshot=c["found_by"],
-        reason=translate_text(c["reason"]))
+        figure=c["figure"], day=lang.date(c["day"]), published=_fmt(c["previous"], lang),
+        corrected=_fmt(c["corrected"], lang), snapshot=c["found_by"],
+        reason=correction_reason(c, lang))
 
 
-def _fmt(value: Any) -> str:
+def _fmt(value: Any, lang: Language) -> str:
     if value is None:
-        return _("missing")
+        return lang.gettext("missing")
     if isinstance(value, float) and abs(value) >= 1e6:
-        return fmt_si(value)
+        return lang.si(value)
     if isinstance(value, float):
         return fmt_plain(value)
     return str(value)

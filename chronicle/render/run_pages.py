@@ -28,11 +28,10 @@ from chronicle.render import render
 from chronicle.render.change_text import change_events, describe
 from chronicle.render.charts import Axis, Options, line_chart
 from chronicle.render.charts_page import daily
-from chronicle.render.day_charts import fitted_domain, run_marks
+from chronicle.render.day_charts import fitted_domain, run_marks, time_axis
 from chronicle.render.embed import publish
-from chronicle.render.formats import fmt_date, fmt_pct, fmt_plain, fmt_si
-from chronicle.render.i18n import DEFAULT, N_, use_language
-from chronicle.render.i18n import gettext as _
+from chronicle.render.formats import fmt_pct, fmt_plain
+from chronicle.render.i18n import N_, Language
 from chronicle.render.metrics import (
     BUDGET_FRACTION,
     alert_rules,
@@ -45,47 +44,42 @@ from chronicle.render.panels import health_heatmap
 from chronicle.render.prose import residual_line
 from chronicle.render.signal_charts import dropping_signal, prediction_signal, risks_signal
 from chronicle.render.signals import drop_rows, prediction_verdict
-from chronicle.render.terms import term
 
 Artifact = tuple[str, str | None]  # (path, sha256, None if the file is missing)
 
 
-
-def english() -> Any:
-    """Build a chart in English, whatever the page's language (see charts_page.py)."""
-    return use_language(DEFAULT)
-
-
 def _prediction_page(config: RunConfig, series: Series, history: Sequence[Mapping[str, Any]],
-                     out: dict[str, str | bytes]) -> str:
+                     out: dict[str, str | bytes], lang: Language) -> str:
+    _ = lang.gettext
     pred = config.watch.prediction
     if pred is None:
-        return render("prediction.md.j2", pred=None, embeds=[], rows=[], latest=None,
+        return render("prediction.md.j2", lang, pred=None, embeds=[], rows=[], latest=None,
                       sha=None, registered=None, line=None, verdict=None)
-    residual, verdict = prediction_signal(config, series, history, 260)
+    residual, verdict = prediction_signal(config, series, history, 260, lang)
     pts = eval_points(series, config, pred)
     grid = np.linspace(0.0, 1.0, 201)[1:]
     p, lo, hi = predict(pred, grid, config.run.token_budget)
     ok = np.isfinite(p)
     seen = np.isfinite(pts["fraction"])
     # The prediction first, so the actual evals are drawn over it.
-    lines = {"predicted": (grid[ok], p[ok]) if ok.any() else None,
-             "eval loss (actual)": (pts["fraction"][seen], pts["actual"][seen]) if seen.any()
-             else None}
+    predicted = _("predicted")
+    lines = {predicted: (grid[ok], p[ok]) if ok.any() else None,
+             _("eval loss (actual)"): (pts["fraction"][seen], pts["actual"][seen])
+             if seen.any() else None}
     band_ok = ok & np.isfinite(lo) & np.isfinite(hi)
-    bands = {"predicted": (grid[band_ok], lo[band_ok], hi[band_ok])} if band_ok.any() else {}
+    bands = {predicted: (grid[band_ok], lo[band_ok], hi[band_ok])} if band_ok.any() else {}
     present = [xy for xy in lines.values() if xy is not None]
-    domain, _ = fitted_domain(present, 0.05) if present else (None, None)
+    domain, _peak = fitted_domain(present, 0.05) if present else (None, None)
     latest = next((h["prediction"] for h in reversed(history) if h.get("prediction")), None)
-    with english():  # charts are built in English and translated whole (translate.py)
-        actual = line_chart(
-            lines, title="Eval loss: actual and pre-registered prediction",
-            description="Line chart of the eval loss and the pre-registered prediction with "
-            f"its band, against the fraction of the token budget. "
-            f"{prediction_verdict(latest)}",
-            subtitle="y axis fitted after the first 5% of the budget" if domain else None,
-            x=Axis(BUDGET_FRACTION.axis, "fraction"),
-            y=axis_for("eval_loss", config, domain=domain), options=Options(bands=bands))
+    actual = line_chart(
+        lines, title=_("Eval loss: actual and pre-registered prediction"),
+        description=_("Line chart of the eval loss and the pre-registered prediction with "
+                      "its band, against the fraction of the token budget. {verdict}").format(
+            verdict=prediction_verdict(latest, lang)),
+        subtitle=_("y axis fitted after the first 5% of the budget") if domain else None,
+        x=Axis(_(BUDGET_FRACTION.axis), "fraction"),
+        y=axis_for("eval_loss", config, lang, domain=domain), lang=lang,
+        options=Options(bands=bands))
     embeds = [publish(out, "watch/prediction_residual", residual, "residual"),
               publish(out, "watch/prediction", actual, "prediction")]
     rows = [{"step": int(pts["step"][i]), "fraction": float(pts["fraction"][i]),
@@ -93,37 +87,39 @@ def _prediction_page(config: RunConfig, series: Series, history: Sequence[Mappin
              **{k: (float(pts[k][i]) if math.isfinite(pts[k][i]) else None)
                 for k in ("predicted", "low", "high", "residual")}}
             for i in range(pts["step"].size)]
-    return render("prediction.md.j2", pred=pred, embeds=embeds, rows=rows[-60:], latest=latest,
-                  sha=pred.sha256(), registered=latest["registered_sha256"] if latest else None,
-                  line=residual_line(latest), verdict=verdict)
+    return render("prediction.md.j2", lang, pred=pred, embeds=embeds, rows=rows[-60:],
+                  latest=latest, sha=pred.sha256(),
+                  registered=latest["registered_sha256"] if latest else None,
+                  line=residual_line(latest, lang), verdict=verdict)
 
 
 def _health_page(config: RunConfig, history: Sequence[Mapping[str, Any]],
-                 out: dict[str, str | bytes]) -> str:
+                 out: dict[str, str | bytes], lang: Language) -> str:
+    _ = lang.gettext
     checks = list(config.watch.health)
     days = [{"date": h["date"], "day": h["day"], "checks": [
-        {**r, "value_text": check_value(r, config)} for r in h["health"]["checks"]]}
+        {**r, "value_text": check_value(r, config, lang)} for r in h["health"]["checks"]]}
         for h in history]
     counts = {s: sum(1 for h in history for r in h["health"]["checks"] if r["status"] == s)
               for s in STATUSES}
-    with english():
-        spec = health_heatmap(days, [c.id for c in checks], title="Days × checks",
-                              description="Heatmap of every sealed day (columns) against "
-                              "every health check (rows), coloured by status. "
-                              f"{_health_summary(history, len(checks), counts)}")
-    summary = _health_summary(history, len(checks), counts)
+    summary = _health_summary(history, len(checks), counts, lang)
+    spec = health_heatmap(days, [c.id for c in checks], title=_("Days × checks"),
+                          description=_("Heatmap of every sealed day (columns) against every "
+                                        "health check (rows), coloured by status. {summary}")
+                          .format(summary=summary), lang=lang)
     embed = publish(out, "watch/health", spec, "health", "chronicle-chart--heatmap")
     totals = {c.id: {s: sum(1 for h in history for r in h["health"]["checks"]
                             if r["id"] == c.id and r["status"] == s) for s in STATUSES}
               for c in checks}
-    problems = [(h["date"], {**r, "value_text": check_value(r, config)})
+    problems = [(h["date"], {**r, "value_text": check_value(r, config, lang)})
                 for h in history for r in h["health"]["checks"] if r["status"] in ("warn", "fail")]
-    return render("health.md.j2", checks=checks, embed=embed, summary=summary, totals=totals,
-                  problems=list(reversed(problems))[:200])
+    return render("health.md.j2", lang, checks=checks, embed=embed, summary=summary,
+                  totals=totals, problems=list(reversed(problems))[:200])
 
 
 def _health_summary(history: Sequence[Mapping[str, Any]], n_checks: int,
-                    counts: Mapping[str, int]) -> str:
+                    counts: Mapping[str, int], lang: Language) -> str:
+    _ = lang.gettext
     text = _("{days} days × {checks} checks: {ok} pass, {warn} warn, {fail} fail, {none} "
              "without data.").format(days=len(history), checks=n_checks, ok=counts["pass"],
                                      warn=counts["warn"], fail=counts["fail"],
@@ -131,14 +127,15 @@ def _health_summary(history: Sequence[Mapping[str, Any]], n_checks: int,
     if history:
         latest = history[-1]
         text += _(" Latest day {date}: {status}.").format(
-            date=fmt_date(latest["date"]), status=term(latest["health"]["status"],
-                                                      "health status"))
+            date=lang.date(latest["date"]), status=lang.term(latest["health"]["status"],
+                                                            "health status"))
     return text
 
 
 def _risks_page(config: RunConfig, days: Sequence[Mapping[str, Any]],
-                history: Sequence[Mapping[str, Any]], out: dict[str, str | bytes]) -> str:
-    spec, verdict = risks_signal(config, days, history, None)
+                history: Sequence[Mapping[str, Any]], out: dict[str, str | bytes],
+                lang: Language) -> str:
+    spec, verdict = risks_signal(config, days, history, None, lang)
     embed = publish(out, "watch/risks", spec, "risks") if config.watch.risks else None
     risks = []
     for r in config.watch.risks:
@@ -151,12 +148,13 @@ def _risks_page(config: RunConfig, days: Sequence[Mapping[str, Any]],
         now = next((x for x in history[-1]["risks"] if x["id"] == r.id), None) if history \
             else None
         risks.append({"risk": r, "now": now, "changes": changes})
-    return render("risks.md.j2", risks=risks, embed=embed, verdict=verdict)
+    return render("risks.md.j2", lang, risks=risks, embed=embed, verdict=verdict)
 
 
 def _drop_by_length(config: RunConfig, series: Series, known: RunChanges,
-                    out: dict[str, str | bytes]) -> tuple[Any, dict[str, Any]]:
+                    out: dict[str, str | bytes], lang: Language) -> tuple[Any, dict[str, Any]]:
     """Return the drop-vs-sequence-length chart (None without data) and its table."""
+    _ = lang.gettext
     fallback = config.run.sequence_length
     table = drop_by_length(series, known.sequence_lengths, fallback)
     drop = series.get("drop_fraction")
@@ -167,43 +165,44 @@ def _drop_by_length(config: RunConfig, series: Series, known: RunChanges,
     for name in table:
         mask = np.isfinite(drop) & ((seq == float(name)) if name != "unknown"
                                     else ~np.isfinite(seq))
-        lines[f"{int(name):,} tokens" if name != "unknown" else "unknown length"] = (
-            series.timestamp[mask], drop[mask])
-    with english():
-        summary = "; ".join(f"{label}: p50 {fmt_pct(table[name]['p50'], 2)}"
-                            for label, name in zip(lines, table, strict=True))
-        spec = line_chart(
-            lines, title="MoE token drop fraction by sequence length",
-            description="Line chart of the fraction of tokens the MoE router dropped over "
-            f"time, one line per sequence length, context-length changes marked. {summary}.",
-            x=Axis("time (UTC)", time=True), y=axis_for("drop_fraction", config),
-            options=Options(events=[e for e in change_events(known.changes)
-                                    if e.kind == "context"],
-                            rules=alert_rules(config, "drop_fraction"),
-                            gap_seconds=config.failures.gap_minutes * 60))
+        lines[_("{tokens} tokens").format(tokens=f"{int(name):,}") if name != "unknown"
+              else _("unknown length")] = (series.timestamp[mask], drop[mask])
+    summary = _("; ").join(_("{series}: p50 {value}").format(
+        series=label, value=fmt_pct(table[name]["p50"], 2))
+        for label, name in zip(lines, table, strict=True))
+    spec = line_chart(
+        lines, title=_("MoE token drop fraction by sequence length"),
+        description=_("Line chart of the fraction of tokens the MoE router dropped over time, "
+                      "one line per sequence length, context-length changes marked. "
+                      "{summary}.").format(summary=summary),
+        x=time_axis(lang), y=axis_for("drop_fraction", config, lang), lang=lang,
+        options=Options(events=[e for e in change_events(known.changes, lang)
+                                if e.kind == "context"],
+                        rules=alert_rules(config, "drop_fraction", lang),
+                        gap_seconds=config.failures.gap_minutes * 60))
     return publish(out, "watch/drop_by_sequence_length", spec, "drop by sequence length"), table
 
 
 def _throughput_page(config: RunConfig, series: Series, days: Sequence[Mapping[str, Any]],
                      failures: Sequence[FailureRecord], runs: Sequence[RunRecord],
-                     out: dict[str, str | bytes], known: RunChanges) -> str:
+                     out: dict[str, str | bytes], known: RunChanges, lang: Language) -> str:
+    _ = lang.gettext
     th = summarize_throughput(days, failures, config)
     experts = num_experts(runs)
-    with english():  # charts are built in English and translated whole (translate.py)
-        specs = _throughput_specs(config, series, days, failures, th, experts)
+    specs = _throughput_specs(config, series, days, failures, th, experts, lang)
     embeds = [(key, _(key), publish(out, stem, spec, name))
               for key, stem, name, spec in specs]
-    by_length, drop_table = _drop_by_length(config, series, known, out)
+    by_length, drop_table = _drop_by_length(config, series, known, out, lang)
     if by_length is not None:
         at = next((i for i, e in enumerate(embeds) if e[0] == "Token dropping"), len(embeds))
         embeds.insert(at + 1, ("Token dropping by sequence length",
                                _("Token dropping by sequence length"), by_length))
     context = [c for c in known.changes if c["kind"] == "sequence_length"]
-    return render("throughput.md.j2", th=th, embeds=embeds, experts=experts,
+    return render("throughput.md.j2", lang, th=th, embeds=embeds, experts=experts,
                   bound=math.log(experts) if experts else None,
-                  by_length=drop_rows(days)[1] == "sequence length", drop_table=drop_table,
-                  sections=THROUGHPUT_SECTIONS,
-                  context=[(c, describe(c)) for c in context])
+                  by_length=drop_rows(days, lang)[1] == "sequence length",
+                  drop_table=drop_table, sections=THROUGHPUT_SECTIONS,
+                  context=[(c, describe(c, lang)) for c in context])
 
 
 # The throughput page's charts: (heading, the anchor of its section). Headings are keys
@@ -219,43 +218,54 @@ THROUGHPUT_SECTIONS = {
 
 def _throughput_specs(config: RunConfig, series: Series, days: Sequence[Mapping[str, Any]],
                       failures: Sequence[FailureRecord], th: Mapping[str, Any],
-                      experts: int | None) -> list[tuple[str, str, str, dict[str, Any]]]:
-    """Return (heading, file stem, name, spec) of the throughput page's charts."""
-    marks = run_marks(series, failures, config)
-    rates = {"compute-step tokens/s (p50)": daily(days, "throughput",
-                                                  "compute_tokens_per_second_p50"),
-             "sustained tokens/s": daily(days, "throughput", "sustained_tokens_per_second")}
+                      experts: int | None, lang: Language,
+                      ) -> list[tuple[str, str, str, dict[str, Any]]]:
+    """Return (heading msgid, file stem, name, spec) of the throughput page's charts."""
+    _ = lang.gettext
+    marks = run_marks(series, failures, config, lang)
+    day_axis = Axis(_("day (UTC)"), time=True)
+    tok_s = _(" tok/s")
+    rates = {_("compute-step tokens/s (p50)"): daily(days, "throughput",
+                                                     "compute_tokens_per_second_p50"),
+             _("sustained tokens/s"): daily(days, "throughput", "sustained_tokens_per_second")}
     out = [("Compute-step and sustained", "watch/throughput_daily", "throughput", line_chart(
-        rates, title="Compute-step and sustained throughput per day",
-        description="Line chart of each day's median compute-step throughput and its "
-        f"sustained throughput, tokens per second. Overall: compute-step "
-        f"{fmt_si(th['overall']['compute_p50'], ' tok/s')}, sustained "
-        f"{fmt_si(th['overall']['sustained'], ' tok/s')}, goodput "
-        f"{fmt_pct(th['overall']['goodput'])}.", x=Axis("day (UTC)", time=True),
-        y=axis_for("tokens_per_second", config),
-        options=Options(spans=marks.spans, rules=alert_rules(config, "tokens_per_second"))))]
+        rates, title=_("Compute-step and sustained throughput per day"),
+        description=_("Line chart of each day's median compute-step throughput and its "
+                      "sustained throughput, tokens per second. Overall: compute-step "
+                      "{compute}, sustained {sustained}, goodput {goodput}.").format(
+            compute=lang.si(th["overall"]["compute_p50"], tok_s),
+            sustained=lang.si(th["overall"]["sustained"], tok_s),
+            goodput=fmt_pct(th["overall"]["goodput"])),
+        x=day_axis, y=axis_for("tokens_per_second", config, lang), lang=lang,
+        options=Options(spans=marks.spans,
+                        rules=alert_rules(config, "tokens_per_second", lang))))]
     mfu = daily(days, "throughput", "mfu_p50")
     lo, hi = daily(days, "throughput", "mfu_p10"), daily(days, "throughput", "mfu_p90")
-    bands = {"MFU p50": (lo[0], lo[1], hi[1])} if lo is not None and hi is not None and \
+    p50 = _("MFU p50")
+    bands = {p50: (lo[0], lo[1], hi[1])} if lo is not None and hi is not None and \
         lo[0].size == hi[0].size else {}
     out.append(("MFU distribution per day", "watch/mfu_daily", "mfu", line_chart(
-        {"MFU p50": mfu}, title="MFU per day: median and p10–p90",
-        description="Line chart of each day's median model FLOPs utilisation with its p10 to "
-        f"p90 band. Latest median: {show('mfu', mfu[1][-1] if mfu else None, config)}.",
-        x=Axis("day (UTC)", time=True), y=axis_for("mfu", config),
-        options=Options(bands=bands, rules=alert_rules(config, "mfu")))))
-    drop, _sentence = dropping_signal(config, days, 260)
+        {p50: mfu}, title=_("MFU per day: median and p10–p90"),
+        description=_("Line chart of each day's median model FLOPs utilisation with its p10 "
+                      "to p90 band. Latest median: {value}.").format(
+            value=show("mfu", mfu[1][-1] if mfu else None, config, lang)),
+        x=day_axis, y=axis_for("mfu", config, lang), lang=lang,
+        options=Options(bands=bands, rules=alert_rules(config, "mfu", lang)))))
+    drop, _sentence = dropping_signal(config, days, 260, lang)
     out.append(("Token dropping", "watch/drop_regimes", "drop", drop))
     ent = series.finite("router_entropy")
     if ent is not None:
-        rules = alert_rules(config, "router_entropy")
+        rules = alert_rules(config, "router_entropy", lang)
         if experts:
-            rules.append((math.log(experts), f"uniform bound ln {experts}"))
+            rules.append((math.log(experts), _("uniform bound ln {experts}").format(
+                experts=experts)))
         out.append(("Router entropy", "watch/router_entropy", "entropy", line_chart(
-            {display("router_entropy").label: ent}, title="Router entropy against the uniform "
-            "bound", description="Line chart of the router's mean routing entropy over time. "
-            f"Latest: {show('router_entropy', ent[1][-1], config)}.",
-            x=Axis("time (UTC)", time=True), y=axis_for("router_entropy", config),
+            {display("router_entropy", config, lang).label: ent},
+            title=_("Router entropy against the uniform bound"),
+            description=_("Line chart of the router's mean routing entropy over time. "
+                          "Latest: {value}.").format(
+                value=show("router_entropy", ent[1][-1], config, lang)),
+            x=time_axis(lang), y=axis_for("router_entropy", config, lang), lang=lang,
             options=Options(rules=rules, spans=marks.spans,
                             gap_seconds=config.failures.gap_minutes * 60))))
     return out
@@ -271,16 +281,16 @@ def num_experts(runs: Sequence[RunRecord]) -> int | None:
     return None
 
 
-def _fig(value: float | None) -> str:
+def _fig(value: float | None, lang: Language) -> str:
     if value is None:
-        return _("not known yet")
-    return fmt_si(value) if abs(value) >= 1e6 else fmt_plain(value)
+        return lang.gettext("not known yet")
+    return lang.si(value) if abs(value) >= 1e6 else fmt_plain(value)
 
 
 def run_pages(config: RunConfig, series: Series, failures: Sequence[FailureRecord],
               days: Sequence[Mapping[str, Any]], runs: Sequence[RunRecord],
               artifacts: tuple[Artifact, Artifact], snapshot: str | None,
-              known: RunChanges | None = None,
+              lang: Language, known: RunChanges | None = None,
               history: Sequence[Mapping[str, Any]] | None = None) -> dict[str, str | bytes]:
     """Return the prediction, health, risks, throughput, cost and claims pages and charts.
 
@@ -296,15 +306,16 @@ def run_pages(config: RunConfig, series: Series, failures: Sequence[FailureRecor
 
     # Process.
     out: dict[str, str | bytes] = {}
-    out["prediction.md"] = _prediction_page(config, series, history, out)
-    out["health.md"] = _health_page(config, history, out)
-    out["risks.md"] = _risks_page(config, days, history, out)
-    out["throughput.md"] = _throughput_page(config, series, days, failures, runs, out, known)
+    out["prediction.md"] = _prediction_page(config, series, history, out, lang)
+    out["health.md"] = _health_page(config, history, out, lang)
+    out["risks.md"] = _risks_page(config, days, history, out, lang)
+    out["throughput.md"] = _throughput_page(config, series, days, failures, runs, out, known,
+                                            lang)
     cost = summarize_cost(days, config)
-    out["cost.md"] = render("cost.md.j2", cost=cost, prices=sorted(
+    out["cost.md"] = render("cost.md.j2", lang, cost=cost, prices=sorted(
         config.run.prices_usd_per_accelerator_hour.items()), budget=config.run.token_budget)
     figs = figures(config, cost, days, *artifacts)
-    claims = [{**c, "value_text": _fig(c["value"]), "figure_text": _fig(c["figure"])}
+    claims = [{**c, "value_text": _fig(c["value"], lang), "figure_text": _fig(c["figure"], lang)}
               for c in check_claims(config, figs)]
-    out["claims.md"] = render("claims.md.j2", claims=claims, snapshot=snapshot)
+    out["claims.md"] = render("claims.md.j2", lang, claims=claims, snapshot=snapshot)
     return out

@@ -18,7 +18,7 @@ import markdown
 import nh3
 from markupsafe import Markup, escape
 
-from chronicle.render.i18n import gettext as _
+from chronicle.render.i18n import Language
 
 ALLOWED_TAGS = {
     "a", "abbr", "b", "blockquote", "br", "code", "del", "details", "em", "h4", "h5",
@@ -79,9 +79,11 @@ def comment_html(text: str) -> Markup:
     return Markup(clean_html(html).strip())
 
 
-def comment_block(text: str, css_class: str = "chronicle-comment") -> Markup:
-    """Return a comment as a self-contained raw HTML block for a Markdown page."""
-    body = comment_html(text) or Markup("<p><em>" + escape(_("(empty)")) + "</em></p>")
+def comment_block(text: str, lang: Language, css_class: str = "chronicle-comment") -> Markup:
+    """Return a comment as a self-contained raw HTML block for a Markdown page (`lang`
+    says an empty one is empty)."""
+    body = comment_html(text) or Markup("<p><em>" + escape(lang.gettext("(empty)"))
+                                        + "</em></p>")
     return Markup(f'<div class="{escape(css_class)}">\n{body}\n</div>')
 
 

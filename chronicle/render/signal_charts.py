@@ -15,8 +15,7 @@ from chronicle.analysis.series import Series
 from chronicle.config import RunConfig
 from chronicle.render.embed import publish
 from chronicle.render.formats import fmt_num, fmt_pct
-from chronicle.render.i18n import DEFAULT, use_language
-from chronicle.render.i18n import gettext as _
+from chronicle.render.i18n import N_, Language
 from chronicle.render.metrics import alert_rules
 from chronicle.render.panels import band_rows, regime_chart, residual_chart, risk_timeline
 from chronicle.render.signals import (
@@ -37,23 +36,24 @@ def _latest(history: Sequence[Mapping[str, Any]], key: str) -> Any:
     return next((h[key] for h in reversed(history) if h.get(key)), None)
 
 
+RESIDUAL_TITLE = N_("Eval loss − prediction")
+RISKS_TITLE = N_("Risk points")
+
+
 def prediction_signal(config: RunConfig, series: Series, history: Sequence[Mapping[str, Any]],
-                      height: int, title: str = "Eval loss − prediction",
+                      height: int, lang: Language, title: str = RESIDUAL_TITLE,
                       ) -> tuple[dict[str, Any], str]:
-    """Return the residual chart and the prediction's verdict (the chart in English:
-    another language translates it whole, render/translate.py; the verdict in the page's
-    language)."""
+    """Return the residual chart and the prediction's verdict, in `lang`."""
     pred = config.watch.prediction
     latest = _latest(history, "prediction")
-    with use_language(DEFAULT):
-        spec = _prediction_chart(config, series, latest, height, title)
-    return spec, prediction_verdict(latest, configured=pred is not None)
+    sentence = prediction_verdict(latest, lang, configured=pred is not None)
+    return _prediction_chart(config, series, height, title, sentence, lang), sentence
 
 
-def _prediction_chart(config: RunConfig, series: Series, latest: Mapping[str, Any] | None,
-                      height: int, title: str) -> dict[str, Any]:
+def _prediction_chart(config: RunConfig, series: Series, height: int, title: str,
+                      sentence: str, lang: Language) -> dict[str, Any]:
+    _ = lang.gettext
     pred = config.watch.prediction
-    sentence = prediction_verdict(latest, configured=pred is not None)
     points: list[tuple[float, float]] = []
     band: list[tuple[float, float, float]] = []
     if pred is not None:
@@ -63,64 +63,72 @@ def _prediction_chart(config: RunConfig, series: Series, latest: Mapping[str, An
                           strict=True))
         grid = np.linspace(0.0, 1.0, 201)
         band = band_rows(grid, *predict(pred, grid, config.run.token_budget))
-    what = ("Eval loss minus the pre-registered prediction at each eval, against the fraction "
-            "of the token budget, with the prediction band shaded around zero")
-    latest_text = "No eval yet."
+    what = _("Eval loss minus the pre-registered prediction at each eval, against the "
+             "fraction of the token budget, with the prediction band shaded around zero")
+    latest_text = _("No eval yet.")
     if points:
         f, r = points[-1]
-        latest_text = f"Latest residual {fmt_num(r, 4)} at {fmt_pct(f)} of the budget."
-    return residual_chart(points, band, title=title,
-                          description=f"{what}. {latest_text} {sentence}", height=height)
+        latest_text = _("Latest residual {residual} at {share} of the budget.").format(
+            residual=fmt_num(r, 4), share=fmt_pct(f))
+    return residual_chart(points, band, title=_(title) if title else "",
+                          description=_("{what}. {latest} {verdict}").format(
+                              what=what, latest=latest_text, verdict=sentence),
+                          lang=lang, height=height)
 
 
-def dropping_signal(config: RunConfig, days: Sequence[Mapping[str, Any]],
-                    height: int, title: str | None = None) -> tuple[dict[str, Any], str]:
-    """Return the drop-fraction-per-regime chart (English) and its verdict."""
-    rows, kind = drop_rows(days)
-    with use_language(DEFAULT):
-        title = f"Token dropping per {kind}" if title is None else title
-        rules = alert_rules(config, "drop_fraction")
-        sentence = dropping_verdict(rows, kind, rules[0][0] if rules else None)
-        what = (f"Daily median fraction of tokens dropped by the MoE router, per {kind}, "
-                "against the fraction of the token budget")
-        spec = regime_chart(rows, kind, rules, title=title or "",
-                            description=f"{what}. {sentence}", height=height)
-    return spec, dropping_verdict(rows, kind, rules[0][0] if rules else None)
+def dropping_signal(config: RunConfig, days: Sequence[Mapping[str, Any]], height: int,
+                    lang: Language, title: str | None = None) -> tuple[dict[str, Any], str]:
+    """Return the drop-fraction-per-regime chart and its verdict, in `lang`."""
+    _ = lang.gettext
+    rows, kind = drop_rows(days, lang)
+    regime = _(kind)
+    title = _("Token dropping per {kind}").format(kind=regime) if title is None else title
+    rules = alert_rules(config, "drop_fraction", lang)
+    sentence = dropping_verdict(rows, kind, rules[0][0] if rules else None, lang)
+    what = _("Daily median fraction of tokens dropped by the MoE router, per {kind}, against "
+             "the fraction of the token budget").format(kind=regime)
+    spec = regime_chart(rows, regime, rules, title=title or "",
+                        description=_("{what}. {verdict}").format(what=what, verdict=sentence),
+                        lang=lang, height=height)
+    return spec, sentence
 
 
 def risks_signal(config: RunConfig, days: Sequence[Mapping[str, Any]],
-                 history: Sequence[Mapping[str, Any]], height: int | None,
-                 title: str = "Risk points") -> tuple[dict[str, Any], str]:
-    """Return the risk timeline and which risk point fired first."""
+                 history: Sequence[Mapping[str, Any]], height: int | None, lang: Language,
+                 title: str = RISKS_TITLE) -> tuple[dict[str, Any], str]:
+    """Return the risk timeline and which risk point fired first, in `lang`."""
+    _ = lang.gettext
     records = history[-1]["risks"] if history else [
         {"id": r.id, "title": r.title, "watch": list(r.watch), "status": "upcoming"}
         for r in config.watch.risks]
     fraction_of = {d["date"]: d["tokens"]["budget_fraction"] for d in days
                    if d["tokens"].get("budget_fraction") is not None}
     now = days[-1]["tokens"].get("budget_fraction") if days else None
-    with use_language(DEFAULT):
-        sentence = risks_verdict(records)
-        what = ("Timeline of the run's risk points over the token budget: each one's watch "
-                "window, coloured by status, a triangle where it fired and a line where the "
-                "run is now")
-        spec = risk_timeline(risk_rows(records, fraction_of), now, title=title,
-                             description=f"{what}. {sentence}", height=height)
-    return spec, risks_verdict(records)
+    sentence = risks_verdict(records, lang)
+    what = _("Timeline of the run's risk points over the token budget: each one's watch "
+             "window, coloured by status, a triangle where it fired and a line where the "
+             "run is now")
+    spec = risk_timeline(risk_rows(records, fraction_of), now, title=_(title) if title else "",
+                         description=_("{what}. {verdict}").format(what=what,
+                                                                   verdict=sentence),
+                         lang=lang, height=height)
+    return spec, sentence
 
 
 def signal_panels(config: RunConfig, series: Series, days: Sequence[Mapping[str, Any]],
-                  history: Sequence[Mapping[str, Any]], out: Out,
+                  history: Sequence[Mapping[str, Any]], out: Out, lang: Language,
                   prefix: str = "home/") -> list[dict[str, Any]]:
     """Return the home page's three panels: heading, chart embed, verdict, link."""
+    _ = lang.gettext
     height = 130
     built = [
         # The panel's heading titles its chart (no second title inside it).
         (_("Loss against the prediction"),
-         prediction_signal(config, series, history, height, ""), "prediction.md",
+         prediction_signal(config, series, history, height, lang, ""), "prediction.md",
          _("Prediction")),
-        (_("Token dropping"), dropping_signal(config, days, height, ""),
+        (_("Token dropping"), dropping_signal(config, days, height, lang, ""),
          "throughput.md#token-dropping", _("Throughput")),
-        (_("Which risk point fires first"), risks_signal(config, days, history, None, ""),
+        (_("Which risk point fires first"), risks_signal(config, days, history, None, lang, ""),
          "risks.md", _("Risks")),
     ]
     names = ("prediction", "dropping", "risks")
@@ -128,7 +136,8 @@ def signal_panels(config: RunConfig, series: Series, days: Sequence[Mapping[str,
     for name, (heading, (spec, sentence), link, page) in zip(names, built, strict=True):
         meta = spec.setdefault("usermeta", {}).setdefault("chronicle", {})
         meta["static_width"] = PANEL_WIDTH
-        embed: Markup = publish(out, f"{prefix}{name}", spec, name, "chronicle-chart--small")
+        embed: Markup = publish(out, f"{prefix}{name}", spec, name,
+                                "chronicle-chart--small")
         panels.append({"heading": heading, "embed": embed, "sentence": sentence,
                        "link": link, "page": page})
     return panels

@@ -17,17 +17,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from chronicle.render.formats import fmt_date, fmt_num, fmt_pct, plural
-from chronicle.render.i18n import N_
-from chronicle.render.i18n import gettext as _
-from chronicle.render.terms import term
-from chronicle.render.translate import translate_text
+from chronicle.render.formats import fmt_num, fmt_pct
+from chronicle.render.i18n import N_, Language
 
 NO_PREDICTION = N_("No loss prediction is configured for this run.")
 
 
-def prediction_verdict(p: Mapping[str, Any] | None, configured: bool = True) -> str:
+def prediction_verdict(p: Mapping[str, Any] | None, lang: Language,
+                       configured: bool = True) -> str:
     """Return one sentence: the latest eval against the prediction and its band."""
+    _ = lang.gettext
     if not configured:
         return _(NO_PREDICTION)
     if not p or p.get("residual") is None:
@@ -48,8 +47,10 @@ def prediction_verdict(p: Mapping[str, Any] | None, configured: bool = True) -> 
                    else _(": inside the band (±{half}).")).format(half=half)
 
 
-def drop_rows(days: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], str]:
-    """Return the daily median drop fraction per regime, and what a regime is.
+def drop_rows(days: Sequence[Mapping[str, Any]],
+              lang: Language) -> tuple[list[dict[str, Any]], str]:
+    """Return the daily median drop fraction per regime (named in `lang`), and what a
+    regime is (a msgid: "sequence length" or "phase").
 
     A regime is a sequence length when the days record `moe.by_sequence_length`
     (`{"4096": {"p50", "max", "rows"}}`), else a phase of the run.
@@ -66,45 +67,39 @@ def drop_rows(days: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], 
                                         key=lambda kv: int(kv[0])):
                 if stats.get("p50") is not None:
                     rows.append({"f": f, "p50": stats["p50"], "date": d["date"],
-                                 "regime": N_("{tokens} tokens").format(
+                                 "regime": lang.gettext("{tokens} tokens").format(
                                      tokens=f"{int(length):,}")})
         elif moe.get("drop_fraction_p50") is not None:
             rows.append({"f": f, "p50": moe["drop_fraction_p50"], "date": d["date"],
-                         "regime": d.get("phase") or N_("no phase")})
-    # English: a regime is chart data (charts are translated whole, render/translate.py).
+                         "regime": d.get("phase") or lang.gettext("no phase")})
     return rows, N_("sequence length") if by_length else N_("phase")
 
 
 def dropping_verdict(rows: Sequence[Mapping[str, Any]], kind: str,
-                     alert: float | None) -> str:
+                     alert: float | None, lang: Language) -> str:
     """Return one sentence: dropping in the latest regime against the one before it."""
+    _ = lang.gettext
     if not rows:
         return _("No token dropping has been logged yet.")
     last = rows[-1]
     now = _("{share} p50 on {date}").format(share=fmt_pct(last["p50"], 2),
-                                           date=fmt_date(last["date"]))
+                                           date=lang.date(last["date"]))
     before = [r for r in rows if r["regime"] != last["regime"] and r["f"] < last["f"]]
     if before:
         prev = before[-1]["regime"]
         values = sorted(r["p50"] for r in rows if r["regime"] == prev)
         median = values[len(values) // 2]
         text = _("Token dropping at {regime}: {now}, against {median} at {previous}").format(
-            regime=regime_text(last["regime"]), now=now, median=fmt_pct(median, 2),
-            previous=regime_text(prev))
+            regime=last["regime"], now=now, median=fmt_pct(median, 2), previous=prev)
         if median > 0:
             text += f" (×{fmt_num(last['p50'] / median, 1)})"
     else:
         text = _("Token dropping: {now}, one {kind} so far ({regime})").format(
-            now=now, kind=_(kind), regime=regime_text(last["regime"]))
+            now=now, kind=_(kind), regime=last["regime"])
     if alert is not None:
         text += (_("; above the alert line at {line}") if last["p50"] > alert
                  else _("; below the alert line at {line}")).format(line=fmt_pct(alert))
     return text + _(".")
-
-
-def regime_text(regime: str) -> str:
-    """Return a regime as a page says it ("4,096 tokens", a phase's name, "no phase")."""
-    return translate_text(regime)
 
 
 def risk_rows(records: Sequence[Mapping[str, Any]],
@@ -122,8 +117,9 @@ def risk_rows(records: Sequence[Mapping[str, Any]],
     return out
 
 
-def risks_verdict(records: Sequence[Mapping[str, Any]]) -> str:
+def risks_verdict(records: Sequence[Mapping[str, Any]], lang: Language) -> str:
     """Return one sentence: which risk point fired first, and where the others stand."""
+    _ = lang.gettext
     if not records:
         return _("No risk points are configured for this run.")
     fired = sorted((r for r in records if r["status"] == "triggered"),
@@ -131,16 +127,16 @@ def risks_verdict(records: Sequence[Mapping[str, Any]]) -> str:
                                   r["id"]))
     counts = {s: sum(1 for r in records if r["status"] == s)
               for s in ("watching", "upcoming", "passed")}
-    rest = _(", ").join(f"{n} {term(s, 'risk status')}" for s, n in counts.items() if n)
+    rest = _(", ").join(f"{n} {lang.term(s, 'risk status')}" for s, n in counts.items() if n)
     tail = _("; {rest}.").format(rest=rest) if rest else _(".")
     if fired:
         first = fired[0]
         when = (first.get("evidence") or {}).get("date") or first.get("since")
         text = _("{risk} fired first, on {date}").format(
-            risk=first.get("title") or first["id"], date=fmt_date(when))
+            risk=first.get("title") or first["id"], date=lang.date(when))
         if len(fired) > 1:
             text += _("; {others} fired since").format(
-                others=plural(len(fired) - 1, "other risk point"))
+                others=lang.plural(len(fired) - 1, "other risk point"))
         return text + tail
     if counts["passed"] == len(records):
         if len(records) == 1:

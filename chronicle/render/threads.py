@@ -12,10 +12,12 @@ from typing import Any
 
 from chronicle.models import Archived, Comment, Thread
 from chronicle.render import front_matter, render
+from chronicle.render.i18n import Language
 from chronicle.render.sanitize import comment_block, title_text
 
 
-def comment_versions(states: Sequence[tuple[Archived, Thread]]) -> list[dict[str, Any]]:
+def comment_versions(states: Sequence[tuple[Archived, Thread]],
+                     lang: Language) -> list[dict[str, Any]]:
     """Return every comment ever archived, oldest first, with its distinct texts."""
     seen: dict[int, dict[str, Any]] = {}
     for i, (snap, thread) in enumerate(states):
@@ -29,7 +31,7 @@ def comment_versions(states: Sequence[tuple[Archived, Thread]]) -> list[dict[str
     out = []
     for cid, entry in seen.items():
         last: Comment = entry["comment"]
-        versions = [{**v, "block": comment_block(v["body"])} for v in entry["versions"]]
+        versions = [{**v, "block": comment_block(v["body"], lang)} for v in entry["versions"]]
         out.append({"id": cid, "author": last.author, "created_at": last.created_at,
                     "updated_at": last.updated_at, "url": last.url,
                     "edited": last.edited or len(versions) > 1, "versions": versions,
@@ -39,22 +41,22 @@ def comment_versions(states: Sequence[tuple[Archived, Thread]]) -> list[dict[str
     return out
 
 
-def render_thread(states: Sequence[tuple[Archived, Thread]]) -> str:
-    """Return the Markdown page of one archived thread."""
+def render_thread(states: Sequence[tuple[Archived, Thread]], lang: Language) -> str:
+    """Return the Markdown page of one archived thread, in `lang` (its text as written)."""
     thread = states[-1][1]
     # An explicit title: mkdocs would otherwise take the h1's text, unescaped, into <title>.
     meta = {"title": title_text(f"#{thread.number} {thread.title}")}
     return front_matter(meta) + render(
-        "thread.md.j2", number=thread.number, title=thread.title, state=thread.state,
+        "thread.md.j2", lang, number=thread.number, title=thread.title, state=thread.state,
         labels=list(thread.labels), author=thread.author, created_at=thread.created_at,
         url=thread.url, snapshots=len(states), first_seen=states[0][0].taken_at,
-        last_seen=states[-1][0].taken_at, body=comment_block(thread.body),
-        comments=comment_versions(states))
+        last_seen=states[-1][0].taken_at, body=comment_block(thread.body, lang),
+        comments=comment_versions(states, lang))
 
 
 def thread_pages(history: Mapping[int, Sequence[tuple[Archived, Thread]]],
-                 snapshots: Sequence[Archived],
-                 page: Callable[[Sequence[tuple[Archived, Thread]]], str] = render_thread,
+                 snapshots: Sequence[Archived], lang: Language,
+                 page: Callable[[Sequence[tuple[Archived, Thread]]], str] | None = None,
                  ) -> dict[str, str | bytes]:
     """Return threads/index.md and threads/<number>.md for every archived thread, each
     made by `page` (`render_thread`, or what the site keeps of it between builds)."""
@@ -65,9 +67,10 @@ def thread_pages(history: Mapping[int, Sequence[tuple[Archived, Thread]]],
         if not states:
             continue
         thread = states[-1][1]
-        out[f"threads/{number}.md"] = page(states)
+        out[f"threads/{number}.md"] = (page(states) if page is not None
+                                       else render_thread(states, lang))
         rows.append({"number": number, "title": thread.title, "state": thread.state,
                      "comments": len(thread.comments), "updated_at": thread.updated_at})
-    out["threads/index.md"] = render("threads_index.md.j2", threads=rows,
+    out["threads/index.md"] = render("threads_index.md.j2", lang, threads=rows,
                                      snapshots=len(snapshots))
     return out

@@ -16,6 +16,7 @@ from typing import Any, Final
 import numpy as np
 
 from chronicle.render.formats import vega_format
+from chronicle.render.i18n import N_, Language
 
 VEGA_LITE: Final = "6.4"
 SCHEMA: Final = "https://vega.github.io/schema/vega-lite/v6.4.1.json"
@@ -29,26 +30,40 @@ HOVER_LAYER: Final = "chronicle-hover"  # invisible tooltip targets; dropped fro
 NEUTRAL: Final = "#888888"
 # Mid-tone colours that keep 3:1 against white and against Material's slate background.
 SERIES_COLORS: Final = ("#4c78a8", "#2f8f83", "#8a6fbf", "#9d755d", "#607d8b")
-HIGHLIGHT = ("this day", "#e0b000")
+# Legend names are msgids: a chart says them in its language (`Language.gettext`).
+HIGHLIGHT = (N_("this day"), "#e0b000")
 LEGEND_COLUMNS = 4
-DOWNTIME = ("downtime", "#9d9d9d")
+DOWNTIME = (N_("downtime"), "#9d9d9d")
 
 
 # kind -> (legend label, colour, labelled on the chart). Kinds from other stages (the
 # changes of issue #11: config, sequence_length, mixture, budget, pull_request) are drawn
 # as they come; an unknown kind gets a neutral marker and its own name in the legend.
 EVENT_STYLES: Final[dict[str, tuple[str, str, bool]]] = {
-    "fork": ("fork", "#b05fb5", False),
-    "restart": ("restart", "#d62728", False),
-    "failure": ("failure", "#e6550d", False),
-    "gap": ("downtime", DOWNTIME[1], False),
-    "phase": ("phase change", "#8c6d31", True),
-    "config": ("config change", "#e377c2", True),
-    "pull_request": ("config change", "#e377c2", True),
-    "sequence_length": ("context length change", "#c49c00", True),
-    "context": ("context length change", "#c49c00", True),
-    "mixture": ("data-mixture switch", "#7f6b00", True),
-    "budget": ("budget change", "#17a2b8", True),
+    "fork": (N_("fork"), "#b05fb5", False),
+    "restart": (N_("restart"), "#d62728", False),
+    "failure": (N_("failure"), "#e6550d", False),
+    "gap": (DOWNTIME[0], DOWNTIME[1], False),
+    "phase": (N_("phase change"), "#8c6d31", True),
+    "config": (N_("config change"), "#e377c2", True),
+    "pull_request": (N_("config change"), "#e377c2", True),
+    "sequence_length": (N_("context length change"), "#c49c00", True),
+    "context": (N_("context length change"), "#c49c00", True),
+    "mixture": (N_("data-mixture switch"), "#7f6b00", True),
+    "budget": (N_("budget change"), "#17a2b8", True),
+}
+# d3's zh-CN locale: a Chinese chart's time axis and numbers (a spec's `config.locale`,
+# which vl-convert and vega-embed both apply, so the static SVG and the live chart agree).
+ZH_LOCALE: Final[dict[str, Any]] = {
+    "number": {"decimal": ".", "thousands": ",", "grouping": [3], "currency": ["", " 美元"]},
+    "time": {"dateTime": "%x %A %X", "date": "%Y年%-m月%-d日", "time": "%H:%M:%S",
+             "periods": ["上午", "下午"],
+             "days": ["星期日", "星期一", "星期二", "星期三", "星期四", "星期五", "星期六"],
+             "shortDays": ["周日", "周一", "周二", "周三", "周四", "周五", "周六"],
+             "months": ["一月", "二月", "三月", "四月", "五月", "六月", "七月", "八月", "九月",
+                        "十月", "十一月", "十二月"],
+             "shortMonths": ["1月", "2月", "3月", "4月", "5月", "6月", "7月", "8月", "9月",
+                             "10月", "11月", "12月"]},
 }
 
 
@@ -170,29 +185,33 @@ def fit_label(text: str, px: float, font_size: float) -> str:
     return out.rstrip() + "…"
 
 
-def axis(kind: str, title: str | None, unit: str = "", **extra: Any) -> dict[str, Any]:
+def axis(kind: str, title: str | None, lang: Language, unit: str = "",
+         **extra: Any) -> dict[str, Any]:
     """Return a quantitative axis labelled in the site's number format for `kind`."""
     out: dict[str, Any] = {"title": title}
     if kind == "fraction":
         out["format"] = ".2~%"  # 5%, 12.5%: an axis needs no trailing zeros
     elif kind in ("si", "sci"):
-        out["labelExpr"] = vega_format(kind, "datum.value")
+        out["labelExpr"] = vega_format(kind, "datum.value", zh=lang.zh)
     elif kind == "percent":
         out["labelExpr"] = "format(datum.value, '~r') + '%'"
     out.update(extra)
     return out
 
 
-def time_axis(title: str | None, span_seconds: float) -> dict[str, Any]:
-    """Return a UTC time axis: hours for a day, dates for longer spans (24-hour clock)."""
-    fmt = "%H:%M" if span_seconds <= 2 * 86400 else "%b %-d"
+def time_axis(title: str | None, span_seconds: float, lang: Language) -> dict[str, Any]:
+    """Return a UTC time axis: hours for a day, dates for longer spans (24-hour clock;
+    9月15日 in Chinese)."""
+    fmt = "%H:%M" if span_seconds <= 2 * 86400 else "%-m月%-d日" if lang.zh else "%b %-d"
     # The scale is UTC, so the format is applied in UTC (formatType "utc" would undo it).
     return {"title": title, "format": fmt, "labelOverlap": "greedy", "tickCount": 8}
 
 
-def label_calc(kind: str, field: str, unit: str = "", as_: str | None = None) -> dict[str, Any]:
+def label_calc(kind: str, field: str, lang: Language, unit: str = "",
+               as_: str | None = None) -> dict[str, Any]:
     """Return a calculate transform writing `field` formatted like the text (for tooltips)."""
-    return {"calculate": vega_format(kind, f"datum.{field}", unit), "as": as_ or f"{field}_text"}
+    return {"calculate": vega_format(kind, f"datum.{field}", unit, zh=lang.zh),
+            "as": as_ or f"{field}_text"}
 
 
 def color_scale(domain: Sequence[str], colors: Sequence[str]) -> dict[str, Any]:
@@ -211,10 +230,10 @@ def legend(n_entries: int) -> dict[str, Any] | None:
     return out
 
 
-def frame(title: str, description: str, subtitle: str | None = None,
+def frame(title: str, description: str, lang: Language, subtitle: str | None = None,
           height: int = 260, width: int | str = "container") -> dict[str, Any]:
     """Return a spec's top level: title (+ subtitle; none when the page heads the chart),
-    text alternative, size, background."""
+    text alternative, size, background; d3's locale of `lang` (Chinese dates)."""
     out: dict[str, Any] = {"$schema": SCHEMA}
     if title:
         out["title"] = {"text": title, "anchor": "start"}
@@ -232,14 +251,16 @@ def frame(title: str, description: str, subtitle: str | None = None,
         "config": {"aria": False, "mark": {"aria": False}, "view": {"stroke": None},
                    "axis": {"labelFontSize": 11, "titleFontSize": 11, "labelOverlap": "greedy",
                             "labelSeparation": 6},
-                   "title": {"fontSize": 14, "subtitleFontSize": 11}},
+                   "title": {"fontSize": 14, "subtitleFontSize": 11},
+                   **({"locale": ZH_LOCALE} if lang.zh else {})},
     }
 
 
-def no_data(title: str, description: str, height: int = 260) -> dict[str, Any]:
+def no_data(title: str, description: str, lang: Language,
+            height: int = 260) -> dict[str, Any]:
     """Return a chart that says "no data" (the same frame, so the page keeps its layout)."""
-    spec = frame(title, description, height=height)
-    spec["data"] = {"values": [{"t": "no data"}]}
+    spec = frame(title, description, lang, height=height)
+    spec["data"] = {"values": [{"t": lang.gettext("no data")}]}
     spec["mark"] = {"type": "text", "color": NEUTRAL, "fontSize": 14}
     spec["encoding"] = {"text": {"field": "t", "type": "nominal"}}
     return spec

@@ -21,6 +21,7 @@ from mkdocs.structure.pages import Page
 
 from chronicle.config import RunConfig
 from chronicle.executor import Executor
+from chronicle.render.i18n import ENGLISH
 from chronicle.site.inputs import load_inputs
 from chronicle.site.pages import site_files
 from chronicle.site.plugin import ChroniclePlugin, load_run_config
@@ -67,7 +68,7 @@ def generate(config: RunConfig) -> None:
     import mkdocs_gen_files
 
     with Executor() as executor:
-        files = with_svgs(site_files(load_inputs(config)), executor)
+        files = with_svgs(site_files(load_inputs(config), ENGLISH), executor)
     for path, content in files.items():
         mode = "wb" if isinstance(content, bytes) else "w"
         with mkdocs_gen_files.open(path, mode) as fh:

@@ -27,7 +27,7 @@ from chronicle.site.build_cache import Caches
 from chronicle.site.edition_process import EditionProcess
 from chronicle.site.editions import Editions
 from chronicle.site.publish import clear_leftovers, edition_staging, publish, staging_dir
-from chronicle.store import Store, locked
+from chronicle.store import Store, locked, refuse_unsealed
 
 # Files every chronicle site has: a folder holding them is a previous build, safe to replace.
 SITE_MARKERS = ("index.html", "api/latest.json")
@@ -91,6 +91,7 @@ def build_site(config: RunConfig, site_dir: Path | None = None,
     caches = Caches.of(config.root)
     editions = Editions(caches=caches)
     with locked(store, "build"):
+        refuse_unsealed(store)  # a stray file in docs/days: named, exit 2 (as verify does)
         clear_leftovers(site_dir)
         staging = executor.remove_on_close(staging_dir(site_dir))
         try:
@@ -130,9 +131,6 @@ def _build_editions(config: RunConfig, mkdocs_yml: Path, staging: Path, site_dir
             mkdocs_build(config, mkdocs_yml, staging / edition_dir(code), code, editions,
                          executor)
             took[code] = time.perf_counter() - started
-            if code == english:
-                for child in children.values():
-                    child.send_svgs(editions.svgs)
         for code, child in children.items():
             child.finish(staging)
             child.merge_caches(caches)

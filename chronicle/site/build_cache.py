@@ -7,11 +7,16 @@ kind is kept in its own folder of `<chronicle>/.cache/chronicle/`, every entry n
 the sha256 of all the bytes it is made of (`entry_key`, never an mtime), so a repeated
 build, or a nightly where most inputs are the same, reads them instead of making them.
 
-It is only a cache: every entry carries the sha256 of its own content and the key it was
-written for, and one that is damaged, unreadable or foreign is ignored and made again;
-writing is best effort (temporary file + rename), so a read-only disk still builds, with
-the same bytes. Entries no part of the build used are dropped at its end (`prune`), so
-each folder holds one build's worth.
+It is only a cache, and a cache can come from elsewhere (restored by the nightly
+workflow, copied with the folder): an entry is used only if it is the product of its
+key, which it proves with an HMAC of its key and content under a secret the chronicle's
+own runs hold and a planted cache does not (chronicle/cachekey.py). One that is forged,
+damaged, unreadable or foreign is a miss, made again from the store. Folders and entries
+are opened without following links (chronicle/nofollow.py): a link in place of a cache
+folder is refused, one in place of an entry is a miss, and nothing outside
+`.cache/chronicle` is read, written or deleted. Writing is best effort (temporary file +
+rename), so a read-only disk still builds, with the same bytes. Entries no part of the
+build used are dropped at its end (`prune`), so each folder holds one build's worth.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import base64
 import contextlib
 import hashlib
 import json
+import os
 import platform
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -29,10 +35,14 @@ from pathlib import Path
 from typing import Any
 
 import chronicle
-from chronicle.atomic import write_atomic
+from chronicle.atomic import write_atomic_at
+from chronicle.cachekey import cache_secret, sign, signed
 from chronicle.config import RunConfig
+from chronicle.nofollow import CACHE_FOLDERS, NotAFile, check_cache_folders, folder, read_file
 
-FORMAT = 1  # bump when an entry's layout changes: older entries are then ignored
+# Bump when an entry's layout changes: older entries are then ignored. 2: an HMAC under
+# the cache secret instead of a bare sha256, which anyone could recompute.
+FORMAT = 2
 # Libraries whose output is part of an entry's bytes (templates, catalogs, comments'
 # Markdown and sanitizing, front matter, the analyses' arithmetic): a new version may
 # give other bytes, so it makes new keys.
@@ -44,7 +54,7 @@ Files = dict[str, str | bytes]
 
 def cache_root(root: Path) -> Path:
     """Return the folder of every cache of the chronicle at `root`."""
-    return root / ".cache" / "chronicle"
+    return root.joinpath(*CACHE_FOLDERS)
 
 
 @cache
@@ -87,7 +97,11 @@ def entry_key(prefix: str, inputs: Any = None, files: Mapping[str, bytes] | None
 
 @dataclass
 class BuildCache:
-    """One kind of entry (one folder) and what this build did with it."""
+    """One kind of entry (one folder) and what this build did with it.
+
+    `base` is the folder the cache's path is opened from without following a link at any
+    step (the chronicle folder; by default the cache folder's parent).
+    """
 
     folder: Path
     used: set[str] = field(default_factory=set)
@@ -95,17 +109,32 @@ class BuildCache:
     missed: int = 0  # made instead (no entry, or not a valid one)
     written: int = 0
     missed_keys: set[str] = field(default_factory=set)
+    base: Path | None = None
+
+    def _name(self, key: str) -> str:
+        return f"v{FORMAT}-{key}.json"
 
     def _path(self, key: str) -> Path:
-        return self.folder / f"v{FORMAT}-{key}.json"
+        return self.folder / self._name(key)
+
+    def _at(self, create: bool = False) -> contextlib.AbstractContextManager[int]:
+        """Open the folder, each step without following a link (NotAFile if one is)."""
+        base = self.base if self.base is not None else self.folder.parent
+        return folder(base, self.folder.relative_to(base).parts, create)
 
     def get(self, key: str) -> Files | None:
         """Return the files kept under `key`, or None when there is no valid entry."""
         self.used.add(key)
-        try:
-            files = _decode(self._path(key).read_bytes(), key)
-        except OSError:
-            files = None
+        files = None
+        secret, _ = cache_secret()
+        if secret is not None:
+            with contextlib.suppress(OSError), self._at() as fd:  # no folder: no entry
+                try:
+                    raw = read_file(Path(self._name(key)), dir_fd=fd, shown=self._path(key))
+                except (OSError, NotAFile):
+                    raw = None  # a link, a folder or a FIFO in its place is no entry
+                if raw is not None:
+                    files = _decode(raw, key, secret, self.folder.name)
         if files is None:
             self.missed += 1
             self.missed_keys.add(key)
@@ -116,9 +145,12 @@ class BuildCache:
     def put(self, key: str, files: Files) -> None:
         """Keep `files` under `key`. Best effort: a read-only disk still builds."""
         self.used.add(key)
-        with contextlib.suppress(OSError):
-            self.folder.mkdir(parents=True, exist_ok=True)
-            write_atomic(self._path(key), _encode(files, key))
+        secret, _ = cache_secret()
+        if secret is None:
+            return  # an entry nobody can check is never kept
+        body = _encode(files, key, secret, self.folder.name)
+        with contextlib.suppress(OSError), self._at(create=True) as fd:
+            write_atomic_at(fd, self._name(key), body)
             self.written += 1
 
     def get_text(self, key: str) -> str | None:
@@ -159,14 +191,14 @@ class BuildCache:
         return value
 
     def prune(self) -> None:
-        """Drop every entry this build did not use (older keys, other formats)."""
-        if not self.folder.is_dir():
-            return
-        keep = {self._path(key).name for key in self.used}
-        with contextlib.suppress(OSError):
-            for old in self.folder.iterdir():
-                if old.name not in keep and old.is_file():
-                    old.unlink(missing_ok=True)
+        """Drop every entry this build did not use (older keys, other formats), inside the
+        folder only: a link there is removed itself, never what it points at."""
+        keep = {self._name(key) for key in self.used}
+        with contextlib.suppress(OSError), self._at() as fd, os.scandir(fd) as entries:
+            for old in entries:
+                if old.name not in keep and not old.is_dir(follow_symlinks=False):
+                    with contextlib.suppress(OSError):
+                        os.unlink(old.name, dir_fd=fd)
 
 
 @dataclass
@@ -181,8 +213,9 @@ class Caches:
     @classmethod
     def of(cls, root: Path) -> Caches:
         """Return the caches of the chronicle at `root` (nothing read yet)."""
+        check_cache_folders(root)
         folder = cache_root(root)
-        return cls(*(BuildCache(folder / f.name) for f in fields(cls)))
+        return cls(*(BuildCache(folder / f.name, base=root) for f in fields(cls)))
 
     def each(self) -> dict[str, BuildCache]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -205,32 +238,32 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def _encode(files: Files, key: str) -> bytes:
-    """Return an entry: the sha256 of its body on the first line, then the body (format,
-    key and each file, text or base64)."""
+def _encode(files: Files, key: str, secret: bytes, kind: str) -> bytes:
+    """Return an entry: the HMAC of its body on the first line (chronicle/cachekey.py),
+    then the body (format, key and each file, text or base64)."""
     # Not sorted: the files come back in the order they were computed (the site's order).
     body = json.dumps({
         "format": FORMAT, "key": key,
         "files": {p: ["b", base64.b64encode(c).decode()] if isinstance(c, bytes) else ["t", c]
                   for p, c in files.items()},
     }, ensure_ascii=False, separators=(",", ":")).encode()
-    return hashlib.sha256(body).hexdigest().encode() + b"\n" + body
+    return sign(secret, kind, body).encode() + b"\n" + body
 
 
-def _decode(raw: bytes, key: str) -> Files | None:
-    """Return the files of an entry, or None unless its checksum, format and key hold."""
+def _decode(raw: bytes, key: str, secret: bytes, kind: str) -> Files | None:
+    """Return the files of an entry, or None unless its HMAC, format and key hold."""
     head, _, body = raw.partition(b"\n")
-    if head.decode("ascii", "replace") != hashlib.sha256(body).hexdigest():
-        return None  # damaged: truncated, edited, a disk error
+    if not signed(secret, kind, body, head.decode("ascii", "replace")):
+        return None  # made elsewhere (forged, restored from another secret) or damaged
     try:
         entry = json.loads(body)
         if entry["format"] != FORMAT or entry["key"] != key:
             return None  # another entry's content under this name
         out: Files = {}
-        for path, (kind, content) in entry["files"].items():
-            if kind == "b":
+        for path, (kind_of, content) in entry["files"].items():
+            if kind_of == "b":
                 out[path] = base64.b64decode(content, validate=True)
-            elif kind == "t" and isinstance(content, str):
+            elif kind_of == "t" and isinstance(content, str):
                 out[path] = content
             else:
                 return None

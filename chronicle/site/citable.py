@@ -17,8 +17,7 @@ from chronicle.models import iso
 from chronicle.render import feeds, render
 from chronicle.render.changes_page import change_items
 from chronicle.render.cite import Entry, citation_cff, cite_markdown, csl_json, data_files
-from chronicle.render.i18n import N_, edition_dir, language
-from chronicle.render.i18n import gettext as _
+from chronicle.render.i18n import N_, Language, edition_dir
 from chronicle.site.inputs import BuildInputs
 from chronicle.store import SnapshotInfo
 
@@ -37,16 +36,16 @@ def day_entry(config: RunConfig, day: Mapping[str, Any], snap: SnapshotInfo) -> 
 
 
 def day_sections(config: RunConfig, day: Mapping[str, Any], snap: SnapshotInfo,
-                 record: str = "") -> str:
+                 lang: Language, record: str = "") -> str:
     """Return the Markdown appended to a sealed day page: "Cite this entry" and "Data files"
-    (`record`: the path to the English site root from a translated day page)."""
+    in `lang` (`record`: the path to the English site root from a translated day page)."""
     used = [a for entry in ((day.get("provenance") or {}).get("figures") or {}).values()
             for a in entry.get("artifacts") or []]
     if not used:  # sealed before provenance existed: the snapshot that sealed it
         used = [{"path": f"data/{snap.id}/{name}", **meta} for name, meta in snap.files.items()]
     files = data_files(snap.sealed.get(day["date"], {}), used)
     return cite_markdown(day_entry(config, day, snap), files, f"{day['date']}/cite.json",
-                         record)
+                         lang, record)
 
 
 def snapshot_chain(snapshots: Sequence[SnapshotInfo]) -> list[dict[str, Any]]:
@@ -64,8 +63,9 @@ def snapshot_chain(snapshots: Sequence[SnapshotInfo]) -> list[dict[str, Any]]:
     } for s in snapshots]
 
 
-def archive_files(inputs: BuildInputs) -> dict[str, str | bytes]:
-    """Return the citation, chain, corrections and feed files of the site."""
+def archive_files(inputs: BuildInputs, lang: Language) -> dict[str, str | bytes]:
+    """Return the citation, chain, corrections and feed files of the site, in `lang`."""
+    _ = lang.gettext
     config, store, days, failures = inputs.config, inputs.store, inputs.days, inputs.failures
     url = config.site.url
     latest = inputs.latest
@@ -87,53 +87,54 @@ def archive_files(inputs: BuildInputs) -> dict[str, str | bytes]:
     corrections = store.corrections()
     announced = {c["id"]: d["date"] for d in days for c in d.get("corrections") or ()}
     out["corrections.md"] = render(
-        "corrections.md.j2", corrections=list(reversed(corrections)), announced=announced)
+        "corrections.md.j2", lang, corrections=list(reversed(corrections)),
+        announced=announced)
     # The feeds of a translated edition link its own pages and speak its language.
-    url = edition_url(config, language())
+    url = edition_url(config, lang.code)
     groups = {
-        "failures": (feeds.failure_items(failures, store.failures_first_seen(), url),
-                     _feed_title(config, "failures"),
+        "failures": (feeds.failure_items(failures, store.failures_first_seen(), url, lang),
+                     _feed_title(config, "failures", lang),
                      _("Failure records of the run: incidents, restarts, gaps, loss spikes."),
                      f"{url}failures.html"),
-        "corrections": (feeds.correction_items(corrections, announced, url),
-                        _feed_title(config, "corrections"),
+        "corrections": (feeds.correction_items(corrections, announced, url, lang),
+                        _feed_title(config, "corrections", lang),
                         _("Late data that changed a figure of a sealed day."),
                         f"{url}corrections.html"),
-        "changes": (change_items(inputs.changes.changes, url),
-                    _feed_title(config, "changes"),
+        "changes": (change_items(inputs.changes.changes, url, lang),
+                    _feed_title(config, "changes", lang),
                     _("What the run changed mid-flight: config, context length, token budget, "
                       "data mixture, and the merged pull requests behind them."),
                     f"{url}changes.html"),
     }
     for name, (items, title, about, page) in groups.items():
         xml_name, json_name = feeds.FEEDS[name]
-        out[xml_name] = feeds.rss(items, title, about, page, url + xml_name, built)
+        out[xml_name] = feeds.rss(items, title, about, page, url + xml_name, built, lang)
         out[json_name] = feeds.json_feed(items, title, about, page, url + json_name)
     return out
 
 
-def alternate_links(config: RunConfig, base: str) -> str:
-    """Return the <link rel="alternate"> tags announcing the failures, corrections and
-    changes feeds.
+def feed_links(config: RunConfig, base: str, lang: Language) -> list[dict[str, str]]:
+    """Return the failures, corrections and changes feeds a page announces in its <head>
+    (type, title, href), for the theme to write (site/theme/main.html).
 
     `base` is the page's relative path to the site root: Material's instant navigation
     follows alternate links, so they must stay on the site being read.
     """
-    tags = []
+    out = []
     for name, (xml_name, json_name) in feeds.FEEDS.items():
-        title = _feed_title(config, name)
-        tags.append(f'<link rel="alternate" type="application/rss+xml" title="{_attr(title)}" '
-                    f'href="{base}{xml_name}">')
-        tags.append(f'<link rel="alternate" type="application/feed+json" '
-                    f'title="{_attr(title)} (JSON)" href="{base}{json_name}">')
-    return "".join(tags)
+        title = _feed_title(config, name, lang)
+        out.append({"type": "application/rss+xml", "title": title, "href": base + xml_name})
+        out.append({"type": "application/feed+json", "title": f"{title} (JSON)",
+                    "href": base + json_name})
+    return out
 
 
 FEED_NAMES = {"failures": N_("failures"), "corrections": N_("corrections"),
               "changes": N_("changes")}
 
 
-def _feed_title(config: RunConfig, name: str) -> str:
+def _feed_title(config: RunConfig, name: str, lang: Language) -> str:
+    _ = lang.gettext
     return _("{site}: {feed}").format(site=config.site.title, feed=_(FEED_NAMES[name]))
 
 
@@ -141,6 +142,3 @@ def edition_url(config: RunConfig, code: str) -> str:
     """Return the public URL of a language's edition (the site's own URL for English)."""
     return config.site.url + edition_dir(code)
 
-
-def _attr(text: str) -> str:
-    return text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")

@@ -3,67 +3,75 @@
 mkdocs-rss-plugin writes the daily feeds (RSS 2.0 and JSON Feed 1.1) with each day's
 GUID and date; after it, this fills each item's HTML from the sealed day: summary, loss
 chart (the PNG sealed next to its SVG, for readers that show no SVG), key figures and the
-three signals' verdicts as of sealing, every link absolute. Only the items' text is
-replaced: GUIDs, links and dates stay exactly as the plugin wrote them.
+three signals' verdicts as of sealing, every link absolute. The feeds are read and written
+as XML and JSON documents (never edited as text): only the items' descriptions change;
+GUIDs, links and dates stay as the plugin wrote them.
 """
 
 from __future__ import annotations
 
 import html
 import json
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from xml.dom import minidom
 
 from chronicle.render.feeds import day_item_html
-from chronicle.render.formats import fmt_date
-from chronicle.render.i18n import DEFAULT, language
-from chronicle.render.i18n import gettext as _
+from chronicle.render.i18n import Language
 from chronicle.render.metrics import alert_rules
 from chronicle.render.signals import drop_rows, dropping_verdict, prediction_verdict, risks_verdict
-from chronicle.render.translate import translate_text
 from chronicle.site.citable import edition_url
 from chronicle.site.inputs import BuildInputs
 
 RSS_FEEDS = ("feed_rss_created.xml", "feed_rss_updated.xml")
 JSON_FEEDS = ("feed_json_created.json", "feed_json_updated.json")
-_ITEM = re.compile(r"<item>.*?</item>", re.DOTALL)
-_GUID = re.compile(r"<guid[^>]*>([^<]+)</guid>")
-_DESCRIPTION = re.compile(r"<description>.*?</description>", re.DOTALL)
 
 
-def item_html(inputs: BuildInputs) -> dict[str, str]:
-    """Return {day permalink: the HTML of its feed item} for every sealed day, in the
-    language being rendered (a translated edition's permalinks are its own)."""
-    config, url = inputs.config, edition_url(inputs.config, language())
-    alert = alert_rules(config, "drop_fraction")
+def item_html(inputs: BuildInputs, lang: Language,
+              files: Mapping[str, str | bytes] | None = None) -> dict[str, str]:
+    """Return {day permalink: the HTML of its feed item} for every sealed day, in `lang`
+    (a translated edition's permalinks and charts are its own: `files`, its generated
+    files, hold its day charts)."""
+    _ = lang.gettext
+    config, url = inputs.config, edition_url(inputs.config, lang.code)
+    alert = alert_rules(config, "drop_fraction", lang)
     out = {}
     for i, day in enumerate(inputs.days):
-        rows, kind = drop_rows(inputs.days[: i + 1])
+        rows, kind = drop_rows(inputs.days[: i + 1], lang)
         verdicts = []
         if "prediction" in day:
             verdicts.append((_("Prediction"), prediction_verdict(
-                day.get("prediction"), configured=day.get("prediction") is not None)))
+                day.get("prediction"), lang, configured=day.get("prediction") is not None)))
         verdicts.append((_("Token dropping"), dropping_verdict(
-            rows, kind, alert[0][0] if alert else None)))
+            rows, kind, alert[0][0] if alert else None, lang)))
         if "risks" in day:
-            verdicts.append((_("Risk points"), risks_verdict(day.get("risks") or [])))
-        image, alt = _image(inputs, day["date"])
-        out[f"{url}days/{day['date']}.html"] = day_item_html(day, url, image, alt, verdicts)
+            verdicts.append((_("Risk points"), risks_verdict(day.get("risks") or [], lang)))
+        image, alt = _image(inputs, day["date"], lang, files)
+        out[f"{url}days/{day['date']}.html"] = day_item_html(day, url, image, alt, verdicts,
+                                                             lang)
     return out
 
 
-def _image(inputs: BuildInputs, date: str) -> tuple[str | None, str]:
-    folder = inputs.store.days / date
-    alt = _("Loss, run so far, to {date}").format(date=fmt_date(date))
-    spec = folder / "loss.vl.json"
-    if spec.is_file():
-        alt = translate_text(str(json.loads(spec.read_bytes()).get("description") or alt))
-    # A translated edition shows its own SVG: the sealed PNG has English text drawn in.
-    names = ("loss.png", "loss.svg") if language() == DEFAULT else ("loss.svg",)
-    for name in names:
-        if (folder / name).is_file():
+def _image(inputs: BuildInputs, date: str, lang: Language,
+           files: Mapping[str, str | bytes] | None) -> tuple[str | None, str]:
+    """Return the feed image of a day (a PNG where there is one, else its SVG) and its
+    text alternative: the English record's sealed chart, or the edition's own."""
+    alt = lang.gettext("Loss, run so far, to {date}").format(date=lang.date(date))
+    if lang.english:
+        folder = inputs.store.days / date
+        spec = folder / "loss.vl.json"
+        if spec.is_file():
+            alt = str(json.loads(spec.read_bytes()).get("description") or alt)
+        present = {name for name in ("loss.png", "loss.svg") if (folder / name).is_file()}
+    else:
+        own = files or {}
+        spec_text = own.get(f"days/{date}/loss.vl.json")
+        if spec_text is not None:
+            alt = str(json.loads(spec_text).get("description") or alt)
+        present = {name for name in ("loss.png", "loss.svg") if f"days/{date}/{name}" in own}
+    for name in ("loss.png", "loss.svg"):
+        if name in present:
             return f"days/{date}/{name}", alt
     return None, alt
 
@@ -83,20 +91,38 @@ def fill_daily_feeds(site_dir: Path, items: Mapping[str, str]) -> None:
 
 
 def _fill_rss(text: str, items: Mapping[str, str]) -> str:
-    def one(match: re.Match[str]) -> str:
-        item = match.group(0)
-        guid = _GUID.search(item)
-        body = items.get(html.unescape(guid.group(1)).strip()) if guid else None
+    """Return an RSS 2.0 document with each known item's <description> replaced by its
+    HTML (carried as text, which the XML writer escapes)."""
+    doc = minidom.parseString(text.encode("utf-8"))
+    for item in doc.getElementsByTagName("item"):
+        guid = _child_text(item, "guid")
+        body = items.get(guid.strip()) if guid is not None else None
         if body is None:
-            return item
-        # RSS 2.0 carries an item's HTML entity-escaped in <description>.
-        new = f"<description>{html.escape(body, quote=False)}</description>"
-        return _DESCRIPTION.sub(lambda _: new, item, count=1)
+            continue
+        for old in item.getElementsByTagName("description"):
+            item.removeChild(old)
+        description = doc.createElement("description")
+        description.appendChild(doc.createTextNode(body))
+        item.appendChild(description)
+    return doc.toxml(encoding="UTF-8").decode("utf-8")
 
-    return _ITEM.sub(one, text)
+
+def _child_text(node: Any, tag: str) -> str | None:
+    found = node.getElementsByTagName(tag)
+    if not found:
+        return None
+    return "".join(t.data for t in found[0].childNodes if t.nodeType == t.TEXT_NODE)
 
 
 def _fill_json(doc: dict[str, Any], items: Mapping[str, str]) -> dict[str, Any]:
+    # JSON Feed's title, description and author names are plain text; the rss plugin
+    # wrote the config's, which are HTML-escaped text for the pages (site/plugin.py).
+    for key in ("title", "description"):
+        if isinstance(doc.get(key), str):
+            doc[key] = html.unescape(doc[key])
+    for author in doc.get("authors") or []:
+        if isinstance(author, dict) and isinstance(author.get("name"), str):
+            author["name"] = html.unescape(author["name"])
     for item in doc.get("items") or []:
         body = items.get(str(item.get("id") or ""))
         if body is not None:

@@ -7,13 +7,10 @@ when run after it. mkdocs and jieba hold the GIL, so on a machine with a second 
 executor (chronicle/executor.py: it dies with its parent) while the English build runs
 in its own; what the two share crosses the executor's connection:
 
-- the store: the child reads it itself (its own `load_inputs`, from the compact table
-  and the verdicts cache; on a first build it may compute the verdicts the parent is
-  computing too, the same bytes); the parent holds the store's lock for both, so no
+- the store: the child reads it itself (its own `load_inputs`, each file checked against
+  the chain, and the verdicts cache; on a first build it may compute the verdicts the
+  parent is computing too, the same bytes); the parent holds the store's lock for both, so no
   snapshot commits between the two reads;
-- the English charts' SVGs, which the child translates instead of drawing: the parent
-  sends them once the English build has drawn them, and the child waits for them only
-  when it writes its own (its post-build), so the wait is short or none;
 - the build caches (site/build_cache.py): entries are whole files written by rename, so
   both processes read and write the same folders; the child reports which entries it
   used, and the parent prunes only after both builds, with both sets.
@@ -38,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from chronicle.config import RunConfig
-from chronicle.errors import BuildProcessError, ChronicleError
+from chronicle.errors import BuildProcessError, ChronicleError, disk_error
 from chronicle.executor import Child, ChildGone, Executor
 from chronicle.render.i18n import edition_dir
 from chronicle.site.build_cache import Caches
@@ -74,11 +71,6 @@ class EditionProcess:
         child = executor.start(_child, config, mkdocs_yml, staging, code,
                                name=f"the {code} edition's build process")
         return cls(code=code, staging=staging, child=child)
-
-    def send_svgs(self, svgs: dict[str, str]) -> None:
-        """Hand the child the English build's chart SVGs (it translates them)."""
-        with contextlib.suppress(ChildGone):  # a child that already failed: `finish` says why
-            self.child.send(svgs)
 
     def finish(self, site_dir: Path) -> None:
         """Wait for the child; move its edition into `site_dir`, or raise its error."""
@@ -123,17 +115,12 @@ def _child(conn: Connection, config: RunConfig, mkdocs_yml: Path, staging: Path,
     from chronicle.site.build import mkdocs_build
 
     caches = Caches.of(config.root)
-
-    def english_svgs() -> dict[str, str]:
-        svgs: dict[str, str] = conn.recv()
-        return svgs
-
-    editions = Editions(caches=caches, awaited=english_svgs)
+    editions = Editions(caches=caches)
     report: Report | None = None
     try:
         started = time.perf_counter()
-        # Its own executor: what the edition's build starts (a copier, a render worker
-        # for SVGs it was not sent) ends with it.
+        # Its own executor: what the edition's build starts (a copier, the render
+        # workers that draw its charts) ends with it.
         with Executor() as executor:
             mkdocs_build(config, mkdocs_yml, staging, code, editions, executor)
         used = {kind: [sorted(cache.used - cache.missed_keys), sorted(cache.missed_keys)]
@@ -143,6 +130,9 @@ def _child(conn: Connection, config: RunConfig, mkdocs_yml: Path, staging: Path,
         pass  # the parent is gone or stopping (its English build failed, or Ctrl-C)
     except ChronicleError as err:
         report = ("error", str(err))
+    except OSError as err:  # a full or read-only disk is the user's to fix: one message
+        refused = disk_error(err, staging, "the store is unchanged; the site was not completed")
+        report = ("error", str(refused)) if refused else ("crash", traceback.format_exc())
     except Exception:
         report = ("crash", traceback.format_exc())
     with contextlib.suppress(OSError):  # a parent that is gone hears nothing

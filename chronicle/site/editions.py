@@ -2,12 +2,12 @@
 
 English is the record: it is built first, at the site's root, from the sealed pages. Each
 other language (`site.languages` in chronicle.yml) is a second mkdocs build of the same
-mkdocs.yml into `<lang>/`, driven by the same plugin: its generated pages are rendered in
-that language from the same store, its day pages from the sealed day JSON, its charts
-translated from the English ones. Both builds run in one process and share one read of
-the store and the English build's charts, so a second language costs page rendering,
-not a second analysis; the published data (`data/`, `api/`, the vega bundle) exists once,
-at the root.
+mkdocs.yml into `<lang>/`, driven by the same plugin, with the language passed to every
+renderer: its generated pages and charts are rendered in that language from the same
+store, and its day pages from the sealed day JSON and the data as of each day's figures,
+by the same templates, sentence builders and chart builders as the sealed pages. Nothing
+is translated from English output. The published data (`data/`, `api/`, the sealed day
+files, the vega bundle) exists once, at the root; a translated page links it there.
 
 Material's maintainers advise one build per language for sites with plugins like these
 (mkdocs-static-i18n does not combine with every plugin); one build per language also
@@ -18,90 +18,71 @@ and feeds.
 from __future__ import annotations
 
 import html
-import json
 import logging
-import posixpath
-import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
+from markupsafe import escape
 from mkdocs.config.defaults import MkDocsConfig
 from pymdownx.slugs import slugify
 
 from chronicle.config import RunConfig
-from chronicle.render.day_edition import edition_day_page, record_url, translated_charts
-from chronicle.render.i18n import DEFAULT, NAMES, edition_dir, gettext
-from chronicle.render.translate import translate_spec
+from chronicle.render.day_charts import day_charts
+from chronicle.render.day_edition import RECORD_ROOT, edition_day_page
+from chronicle.render.embed import spec_json
+from chronicle.render.i18n import DEFAULT, NAMES, Language, edition_dir
+from chronicle.executor import Executor
+from chronicle.render.svg import render_statics
 from chronicle.site.build_cache import BuildCache, Caches, entry_key
 from chronicle.site.citable import day_sections, edition_url
 from chronicle.site.edition_cache import LOCALE_FOLDER, edition_key
 from chronicle.site.inputs import BuildInputs
 
+__all__ = ["LOCALE_FOLDER", "Editions", "alternates", "edition_days", "edition_files",
+           "folder_sitemaps", "localize_config", "translate_nav", "twins"]
 Files = dict[str, str | bytes]
+FEED_IMAGE = "loss"  # the day chart a feed item shows, as a PNG too (snapshot/seal.py)
 
 
 @dataclass
 class Editions:
-    """What the builds of one `chronicle build` share: the store, read once, and the
-    English build's chart SVGs (another language translates them instead of drawing)."""
+    """What the builds of one `chronicle build` share: the store, read once."""
 
     inputs: BuildInputs | None = None
-    svgs: dict[str, str] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)  # build time per language
     caches: Caches | None = None  # what earlier builds made (site/build_cache.py)
-    # In a translated edition's own process (site/edition_process.py): waits for the
-    # English SVGs, which the parent sends once its English build has drawn them.
-    awaited: Callable[[], dict[str, str]] | None = None
-
-    def english_svgs(self) -> dict[str, str]:
-        """Return the English build's chart SVGs (waiting for them in a child process)."""
-        if self.awaited is not None:
-            self.svgs, self.awaited = self.awaited(), None
-        return self.svgs
 
 
-def alternates(languages: tuple[str, ...], code: str, dest_uri: str | None = None
-               ) -> list[dict[str, str]]:
-    """Return the language switch: Material's `extra.alternate` entries.
-
-    Without `dest_uri`: each edition's home, relative to this edition's root (what
-    Material's templates outside the pages, such as 404.html, resolve correctly). With
-    it: a marker per language that `twin_links` replaces with the page's own twin, since
-    Material's `url` filter cannot express a link out of the build's root.
-    """
+def alternates(languages: tuple[str, ...], code: str) -> list[dict[str, str]]:
+    """Return the language switch of the pages outside the site's page list (404.html):
+    Material's `extra.alternate` entries, each edition's home relative to this edition's
+    root (what Material's `url` filter resolves)."""
     up = "../" if code != DEFAULT else ""
-    out = []
-    for lang in languages:
-        if dest_uri is not None:
-            link = f"{TWIN_MARK}{lang}"
-        else:
-            link = "index.html" if lang == code else f"{up}{edition_dir(lang)}index.html"
-        out.append({"name": NAMES[lang], "lang": lang, "link": link})
-    return out
+    return [{"name": NAMES[lang], "lang": lang,
+             "link": "index.html" if lang == code else f"{up}{edition_dir(lang)}index.html"}
+            for lang in languages]
 
 
-TWIN_MARK = "#chronicle-twin-"
-
-
-def twin_links(output: str, languages: tuple[str, ...], code: str, dest_uri: str) -> str:
-    """Return a page's HTML with each language's marker (see `alternates`) replaced by the
-    link to the same page in that language, relative to this page."""
+def twins(languages: tuple[str, ...], code: str, dest_uri: str) -> list[dict[str, str]]:
+    """Return a page's language switch: for each language, the same page in that language,
+    relative to this page (`href`; the theme's partials/alternate.html and main.html use
+    it as is: Material's `url` filter cannot express a link out of the build's root)."""
     home = "../" * dest_uri.count("/") + ("../" if code != DEFAULT else "")
-    for lang in languages:
-        href = dest_uri.rsplit("/", 1)[-1] if lang == code else home + edition_dir(lang) + dest_uri
-        output = output.replace(f'href="{TWIN_MARK}{lang}"', f'href="{href}"')
-    return output
+    return [{"name": NAMES[lang], "lang": lang,
+             "href": dest_uri.rsplit("/", 1)[-1] if lang == code
+             else home + edition_dir(lang) + dest_uri}
+            for lang in languages]
 
 
-def localize_config(config: MkDocsConfig, run: RunConfig, code: str) -> None:
-    """Turn the English mkdocs config into the config of the `code` edition (in place)."""
+def localize_config(config: MkDocsConfig, run: RunConfig, lang: Language) -> None:
+    """Turn the English mkdocs config into the config of the `lang` edition (in place)."""
+    code = lang.code
     config.theme["language"] = code
     config.site_url = edition_url(run, code)
-    config.site_description = gettext(
+    config.site_description = escape(lang.gettext(
         "A dated, citable chronicle of the training run {run}: one page per day."
-    ).format(run=run.run.name)
+    ).format(run=run.run.name))  # text, never markup (site/plugin.py on_config)
     # jieba (Material's Chinese segmentation) announces its dictionary on stderr.
     logging.getLogger("jieba").setLevel(logging.WARNING)
     search = next((p for name, p in config.plugins.items()
@@ -135,14 +116,14 @@ def _root_script(item: Any) -> Any:
     return "../" + path
 
 
-def translate_nav(nav: list[Any], titles: dict[str, str]) -> list[Any]:
-    """Return the nav with each generated section's title translated (user entries kept)."""
+def translate_nav(nav: list[Any], titles: dict[str, str], lang: Language) -> list[Any]:
+    """Return the nav with each generated section's title in `lang` (user entries kept)."""
     out: list[Any] = []
     for entry in nav:
         if isinstance(entry, dict) and len(entry) == 1:
             (title, target), = entry.items()
             if isinstance(target, str) and titles.get(target) == title:
-                out.append({gettext(title): target})
+                out.append({lang.gettext(title): target})
                 continue
         out.append(entry)
     return out
@@ -157,106 +138,104 @@ def _own(path: str) -> bool:
     return not path.startswith(_ROOT_ONLY) and not path.endswith("/cite.json")
 
 
-def edition_files(inputs: BuildInputs, code: str, cache: BuildCache | None = None
-                  ) -> tuple[Files, Files]:
-    """Return every generated file of the `code` edition (path relative to its root), and
-    the English spec of each of its run-wide charts (their SVGs are drawn from those);
-    `cache` keeps its day pages between builds."""
-    from chronicle.render.i18n import use_language
-    from chronicle.site.pages import SECTIONS
+def edition_files(inputs: BuildInputs, lang: Language, cache: BuildCache | None = None,
+                  executor: Executor | None = None) -> Files:
+    """Return every generated file of the `lang` edition (path relative to its root):
+    its pages and run-wide charts' specs (their SVGs are drawn like the English ones',
+    site/statics.py), and each sealed day's page with its charts, SVGs and feed PNG
+    (drawn by the `executor`'s render workers); `cache` keeps the day pages between
+    builds."""
+    from chronicle.site.pages import site_files
 
-    with use_language(code, inputs.config.root / LOCALE_FOLDER):
-        files: Files = {}
-        for section in SECTIONS:
-            if section.build is not None:
-                files.update(section.build(inputs))
-        files = {p: c for p, c in files.items() if _own(p)}
-        english = {p: c for p, c in files.items() if p.endswith(".vl.json")}
-        for path, content in english.items():
-            files[path] = _translated_spec(path, content)
-        files.update(edition_days(inputs, code, cache))
-    return files, english
+    files = {p: c for p, c in site_files(inputs, lang, bundle=False).items() if _own(p)}
+    files.update(edition_days(inputs, lang, cache, executor))
+    return files
 
 
-def _translated_spec(path: str, content: str | bytes) -> str:
-    # The English spec sits at the same path under the root; a run-wide chart's page is
-    # one folder above its spec (charts/x.vl.json is drawn by charts.html), and Vega reads
-    # data URLs relative to that page: up to this edition's root, then one more.
-    depth = path.count("/") - 1
-    spec = translate_spec(json.loads(content), data_url="../" * (depth + 1) + path)
-    return json.dumps(spec, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+def edition_days(inputs: BuildInputs, lang: Language, cache: BuildCache | None = None,
+                 executor: Executor | None = None) -> Files:
+    """Return every sealed day's page in `lang`, rendered from the sealed day JSON, with
+    its charts drawn in `lang` from the data as of the day's figures.
 
-
-def edition_days(inputs: BuildInputs, code: str, cache: BuildCache | None = None) -> Files:
-    """Return every sealed day's page in the current language (`code`), with its charts
-    translated, rendered from the sealed day JSON and the sealed chart files.
-
-    With a `cache`, a day whose inputs (site/edition_cache.py) an earlier build rendered
-    is taken from it: sealed days never change, so a nightly renders only the new one.
+    With a `cache`, a day whose inputs an earlier build rendered is taken from it: sealed
+    days never change, so a nightly renders only the new one.
     """
     config, out = inputs.config, Files()
-    edition = edition_key(config, code) if cache is not None else ""
+    edition = edition_key(config, lang.code) if cache is not None else ""
+    changes = inputs.changes.changes
+    runs = [r.to_json() for r in inputs.runs] if cache is not None else []
+    todo: dict[str, tuple[str, dict[str, Any], dict[str, dict[str, Any]]]] = {}
+    meta: dict[str, Any]
     for i, d in enumerate(inputs.days):
-        day = d["date"]
-        snap = inputs.sealers.get(date.fromisoformat(day))
+        when = date.fromisoformat(d["date"])
+        snap = inputs.sealers.get(when)
         if snap is None:
             continue
-        folder = inputs.store.days / day
-        specs = {p.name[: -len(".vl.json")]: p.read_bytes()
-                 for p in sorted(folder.glob("*.vl.json"))}
-        svgs = {p.stem: p.read_bytes() for p in sorted(folder.glob("*.svg"))}
-        sealed_page = snap.sealed.get(day, {}).get(f"days/{day}.md", {})
-        entry = {"snapshot": snap.id, "sha256": str(sealed_page.get("sha256", ""))}
-        cite = day_sections(config, d, snap, record=record_url(""))
-        later = inputs.days[i + 1]["date"] if i + 1 < len(inputs.days) else None
+        sealed_page = snap.sealed.get(d["date"], {}).get(f"days/{d['date']}.md", {})
+        meta = {"entry": {"snapshot": snap.id, "sha256": str(sealed_page.get("sha256", ""))},
+                "cite": day_sections(config, d, snap, lang, record=RECORD_ROOT),
+                "later": inputs.days[i + 1]["date"] if i + 1 < len(inputs.days) else None}
         key = ""
         if cache is not None:
-            # Everything the page is made of but the edition's key: the day JSON as
-            # read, the sealed entry, its citation block, the next day, the chart bytes.
-            key = entry_key(edition, {"day": d, "entry": entry, "cite": cite,
-                                      "next": later},
-                            {**{f"{n}.vl.json": b for n, b in specs.items()},
-                             **{f"{n}.svg": b for n, b in svgs.items()}})
+            # Everything the page is made of but the edition's key: the day JSON as read,
+            # the sealed entry, its citation block, the next day, and what its charts are
+            # drawn from: the chain up to the figures' snapshot (its manifest's sha256
+            # fixes every row and record stored by then), the runs and the changes.
+            seen = inputs.figures_snapshot(when)
+            ended = (when + timedelta(days=1)).isoformat()
+            key = entry_key(edition, {
+                "day": d, **meta, "figures_as_of": seen.manifest_sha256 if seen else None,
+                "runs": runs, "changes": [c for c in changes if str(c.get("time")) < ended]})
             kept = cache.get(key)
             if kept is not None:
                 out.update(kept)
                 continue
-        charts, translated = translated_charts(day, specs, svgs)
-        files: Files = {f"days/{day}.md": edition_day_page(d, charts, config, entry, cite,
-                                                           later), **translated}
+        evidence = inputs.day_evidence(when)
+        charts = (day_charts(when, evidence[0], evidence[1], config, lang, changes)
+                  if evidence is not None else {})
+        todo[d["date"]] = (key, meta, charts)
+        if len(todo) >= DRAWN_TOGETHER:
+            out.update(_drawn_days(todo, inputs, lang, cache, executor))
+            todo = {}
+    out.update(_drawn_days(todo, inputs, lang, cache, executor))
+    return out
+
+
+# Days whose charts are drawn in one go: enough to keep every render worker busy, few
+# enough that a cold build of a long run never holds every day's specs at once (a spec's
+# rows as Python objects are ~20x their JSON).
+DRAWN_TOGETHER = 8
+
+
+def _drawn_days(todo: dict[str, tuple[str, dict[str, Any], dict[str, dict[str, Any]]]],
+                inputs: BuildInputs, lang: Language, cache: BuildCache | None,
+                executor: Executor | None) -> Files:
+    """Draw the charts of the days in `todo` together (in the `executor`'s render
+    workers; in this process without one) and return
+    their files (kept in `cache` under each day's key)."""
+    if not todo:
+        return {}
+    drawn, pngs = render_statics(
+        {f"{day}/{name}": spec for day, (_k, _m, charts) in todo.items()
+         for name, spec in charts.items()},
+        png=[f"{day}/{FEED_IMAGE}" for day, (_k, _m, charts) in todo.items()
+             if FEED_IMAGE in charts], executor=executor)
+    by_date = {x["date"]: x for x in inputs.days}
+    out = Files()
+    for day, (key, meta, charts) in todo.items():
+        with_png = {FEED_IMAGE} if f"{day}/{FEED_IMAGE}" in pngs else set()
+        files: Files = {f"days/{day}.md": edition_day_page(
+            by_date[day], charts, inputs.config, meta["entry"], meta["cite"], meta["later"],
+            lang, with_png)}
+        for name, spec in sorted(charts.items()):
+            files[f"days/{day}/{name}.vl.json"] = spec_json(spec)
+            files[f"days/{day}/{name}.svg"] = drawn[f"{day}/{name}"]
+        if with_png:
+            files[f"days/{day}/{FEED_IMAGE}.png"] = pngs[f"{day}/{FEED_IMAGE}"]
         if cache is not None:
             cache.put(key, files)
         out.update(files)
     return out
-
-
-_MD_LINK = re.compile(r"(?<![!\\])\[([^\]\n]*)\]\(<?([^)\s>]+)>?\)")
-
-
-def root_links(markdown: str, src_uri: str, present: Callable[[str], bool]) -> str:
-    """Return a translated page's Markdown with links to files only the root has (the API,
-    sealed files, published data, CITATION.cff) pointing at the root's copy.
-
-    The translated build shares those files rather than copying them; the English build
-    already checked each link (the pages link the same files), so a relative link whose
-    target `present` does not know is the root's. Raw HTML: mkdocs checks Markdown links
-    against its own build only.
-    """
-    folder = posixpath.dirname(src_uri)
-    up = "../" * (src_uri.count("/") + 1)
-
-    def one(m: re.Match[str]) -> str:
-        url = m.group(2)
-        if "://" in url or url.startswith(("/", "#", "mailto:")):
-            return m.group(0)
-        path = url.split("#", 1)[0]
-        target = posixpath.normpath(posixpath.join(folder, path))
-        if not path or target.startswith("../") or present(target):
-            return m.group(0)
-        rest = url[len(path):]
-        return f'<a href="{html.escape(up + target + rest)}">{m.group(1)}</a>'
-
-    return _MD_LINK.sub(one, markdown)
 
 
 def folder_sitemaps(pages: list[str], languages: tuple[str, ...], config: RunConfig,

@@ -17,11 +17,12 @@ from functools import cached_property
 from typing import Any, cast
 
 import numpy as np
+import pyarrow.compute as pc
 
 from chronicle.analysis.changes import ChangeInputs, RunChanges, run_changes
 from chronicle.analysis.day_model import DaySummary
 from chronicle.analysis.mixture import weight_prefix
-from chronicle.analysis.series import Series, build_series
+from chronicle.analysis.series import Series, build_series, day_bounds
 from chronicle.analysis.verdicts import watch_history
 from chronicle.clean import scrub_urls
 from chronicle.config import CONFIG_NAME, RunConfig
@@ -72,6 +73,25 @@ class BuildInputs:
     @property
     def latest(self) -> SnapshotInfo | None:
         return self.snapshots[-1] if self.snapshots else None
+
+    def figures_snapshot(self, day: date) -> SnapshotInfo | None:
+        """Return the snapshot a timely seal of `day` computed its figures as of: the first
+        one taken after the day ended (README "When a day is sealed")."""
+        end = day_bounds(day)[1]
+        return next((s for s in self.snapshots if s.taken_at.timestamp() >= end), None)
+
+    def day_evidence(self, day: date) -> tuple[Series, list[FailureRecord]] | None:
+        """Return the stitched series and the failure records as of `day`'s figures (the
+        rows logged up to its figures snapshot, the records that snapshot stored): what
+        the day's sealed charts were drawn from, for another language's charts. None when
+        no snapshot was taken after the day."""
+        snap = self.figures_snapshot(day)
+        if snap is None:
+            return None
+        table = self.store.load_metrics()
+        upto = table.filter(pc.less_equal(table["timestamp"], snap.taken_at.timestamp()))
+        series = build_series(upto, self.runs, self.config)
+        return series, sorted(self.store.failures_at(snap), key=lambda f: (f.start, f.id))
 
     def day_json(self, day: str) -> DaySummary | None:
         """Return the sealed JSON of `day` (YYYY-MM-DD), or None."""

@@ -18,7 +18,7 @@ from chronicle.render.archive_pages import about_page, archive_page, failures_pa
 from chronicle.render.changes_page import changes_json, changes_page, sealed_dates
 from chronicle.render.charts_page import charts_page
 from chronicle.render.home import HomeInputs, render_home
-from chronicle.render.i18n import N_, language
+from chronicle.render.i18n import N_, Language
 from chronicle.render.run_pages import run_pages
 from chronicle.render.svg import javascript_bundle
 from chronicle.render.threads import render_thread, thread_pages
@@ -37,57 +37,60 @@ class Section:
 
     title: str
     path: str
-    build: Callable[[BuildInputs], Files] | None = None
+    build: Callable[[BuildInputs, Language], Files] | None = None
 
 
-def _home(i: BuildInputs) -> Files:
+def _home(i: BuildInputs, lang: Language) -> Files:
     out: Files = {}
     out["index.md"] = render_home(HomeInputs(
         i.config, i.days, i.series, i.failures, i.stale, i.latest, i.history, i.runs,
-        waiting=i.waiting, head_sha256=i.latest.manifest_sha256 if i.latest else None), out)
+        waiting=i.waiting, head_sha256=i.latest.manifest_sha256 if i.latest else None), out,
+        lang)
     return out
 
 
-def _run_pages(i: BuildInputs) -> Files:
+def _run_pages(i: BuildInputs, lang: Language) -> Files:
     latest = i.latest
     return run_pages(i.config, i.series, i.failures, i.days, i.runs,
                      (i.config_artifact(), i.manifest_artifact()),
-                     latest.id if latest else None, i.changes, i.history)
+                     latest.id if latest else None, lang, i.changes, i.history)
 
 
-def _changes(i: BuildInputs) -> Files:
+def _changes(i: BuildInputs, lang: Language) -> Files:
     sealed = sealed_dates(i.days)
-    return {"changes.md": changes_page(i.changes, sealed, i.config),
+    return {"changes.md": changes_page(i.changes, sealed, i.config, lang),
             "api/changes.json": changes_json(i.changes, i.config, sealed)}
 
 
-def _threads(i: BuildInputs) -> Files:
+def _threads(i: BuildInputs, lang: Language) -> Files:
     """Return the thread pages; with a cache, a thread whose stored states an earlier
     build of this edition rendered is read: a nightly renders the threads it updated."""
     cache = i.caches.threads if i.caches is not None else None
     if cache is None:
-        return thread_pages(i.threads, i.snapshots)
-    edition = edition_key(i.config, language())  # code, language, catalogs, config
+        return thread_pages(i.threads, i.snapshots, lang)
+    edition = edition_key(i.config, lang.code)  # code, language, catalogs, config
 
     def page(states: Sequence[tuple[Archived, Thread]]) -> str:
         # Everything render_thread reads: each state's snapshot and the stored thread.
         stored = [[snap.id, snap.taken_at.isoformat(), thread.to_json()]
                   for snap, thread in states]
-        return cache.text(entry_key(edition, stored), lambda: render_thread(states))
+        return cache.text(entry_key(edition, stored), lambda: render_thread(states, lang))
 
-    return thread_pages(i.threads, i.snapshots, page)
+    return thread_pages(i.threads, i.snapshots, lang, page)
 
 
 # Nav order. Pages whose files come from a shared builder (run_pages writes six, the
 # archive files write corrections.md and the feeds) name it once, on their first entry.
 SECTIONS: tuple[Section, ...] = (
     Section(N_("Home"), "index.md", _home),
-    Section(N_("Archive"), "archive.md", lambda i: {"archive.md": archive_page(i.days)}),
-    Section(N_("Charts"), "charts.md", lambda i: charts_page(i.config, i.series, i.failures, i.days,
-                                                         i.changes.changes)),
+    Section(N_("Archive"), "archive.md",
+            lambda i, lang: {"archive.md": archive_page(i.days, lang)}),
+    Section(N_("Charts"), "charts.md",
+            lambda i, lang: charts_page(i.config, i.series, i.failures, i.days, lang,
+                                        i.changes.changes)),
     Section(N_("Threads"), "threads/index.md", _threads),
-    Section(N_("Failures"), "failures.md", lambda i: {"failures.md": failures_page(
-        i.failures, i.latest.id if i.latest else None)}),
+    Section(N_("Failures"), "failures.md", lambda i, lang: {"failures.md": failures_page(
+        i.failures, i.latest.id if i.latest else None, lang)}),
     Section(N_("Changes"), "changes.md", _changes),
     Section(N_("Corrections"), "corrections.md", archive_files),
     Section(N_("Health"), "health.md", _run_pages),
@@ -96,7 +99,7 @@ SECTIONS: tuple[Section, ...] = (
     Section(N_("Throughput"), "throughput.md"),
     Section(N_("Cost"), "cost.md"),
     Section(N_("Claims"), "claims.md"),
-    Section(N_("About"), "about.md", lambda i: {"about.md": about_page(i.config)}),
+    Section(N_("About"), "about.md", lambda i, lang: {"about.md": about_page(i.config, lang)}),
 )
 BUNDLE = "assets/javascripts/vega-bundle.js"
 # The site's own style and script ship with the package, like the vega bundle, so an
@@ -130,12 +133,13 @@ def _nav_paths(node: Any) -> set[str]:
     return set()
 
 
-def site_files(inputs: BuildInputs, bundle: bool = True) -> Files:
-    """Return every generated file (path relative to docs/ -> content)."""
+def site_files(inputs: BuildInputs, lang: Language, bundle: bool = True) -> Files:
+    """Return every generated file of the `lang` edition (path relative to docs/ ->
+    content); the API and assets too (a translated edition leaves those to the root)."""
     files: Files = {}
     for section in SECTIONS:
         if section.build is not None:
-            files.update(section.build(inputs))
+            files.update(section.build(inputs, lang))
     files.update(api_files(inputs))
     missing = [s.path for s in SECTIONS if s.path not in files]
     if missing:  # a registry entry whose builder was forgotten

@@ -14,8 +14,10 @@ import re
 from contextlib import ExitStack
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
+from xml.dom import minidom
 
+from markupsafe import Markup, escape
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, CombinedEvent, event_priority
@@ -26,10 +28,8 @@ from mkdocs.utils.templates import TemplateContext
 from chronicle.config import RunConfig, load_config
 from chronicle.errors import ChronicleError
 from chronicle.executor import Executor, environment
-from chronicle.render import fmt_date
-from chronicle.render.i18n import DEFAULT, gettext, use_language
-from chronicle.render.translate import translate_svg
-from chronicle.site.citable import alternate_links, day_sections
+from chronicle.render.i18n import DEFAULT, ENGLISH, Language, language
+from chronicle.site.citable import day_sections, feed_links
 from chronicle.site.copier import StaticCopy, copy_in_background
 from chronicle.site.daily_feed import fill_daily_feeds, item_html
 from chronicle.site.editions import (
@@ -39,9 +39,8 @@ from chronicle.site.editions import (
     edition_files,
     folder_sitemaps,
     localize_config,
-    root_links,
     translate_nav,
-    twin_links,
+    twins,
 )
 from chronicle.site.inputs import BuildInputs, load_inputs
 from chronicle.site.pages import (
@@ -60,7 +59,6 @@ log = logging.getLogger("mkdocs.plugins.chronicle")
 EXECUTOR_ATTR = "_chronicle_executor"
 _OLD_QUOT, _OLD_APOS = "&\\#34;", "&\\#39;"
 DAY_PAGE = re.compile(r"^days/(\d{4}-\d{2}-\d{2})\.md$")
-_ENCLOSURE = re.compile(r'<enclosure url="([^"]+)" type="[^"]*" length=("None")')
 
 
 def load_run_config(mkdocs_config: MkDocsConfig) -> RunConfig:
@@ -84,10 +82,10 @@ class ChroniclePlugin(BasePlugin):
         self._drawing: Drawing | None = None
         self._copy: StaticCopy | None = None
         self.code = DEFAULT
+        self.lang: Language = ENGLISH  # set by on_config from the edition's code
         self.editions: Editions | None = None
         self.pages: list[str] = []  # the pages this build wrote (dest_uri)
-        self._chart_svgs: list[str] = []  # a translated edition's run-wide chart SVGs
-        self._english_specs: dict[str, str | bytes] = {}  # ... and their English specs
+        self._generated: dict[str, str | bytes] = {}  # this build's generated files
         self._executor: Executor | None = None  # the command's, or the build's own
         self._scope = ExitStack()  # what one build sets up and its end undoes
 
@@ -127,6 +125,7 @@ class ChroniclePlugin(BasePlugin):
                 and self.editions.inputs.config != run:
             self.editions.inputs = None  # another chronicle: read its own store
         self.run, self._inputs, self._drawing, self.pages = run, None, None, []
+        self.lang = language(self.code, run.root / LOCALE_FOLDER)
         config.nav = complete_nav(config.nav)
         use_theme_overrides(config)
         if STYLESHEET not in config.extra_css:
@@ -134,15 +133,18 @@ class ChroniclePlugin(BasePlugin):
         if SCRIPT not in [str(x) for x in config.extra_javascript]:
             config.extra_javascript.append(SCRIPT)
         config.site_url = run.site.url
-        config.site_name = run.site.title
-        config.site_author = run.site.author
-        config.site_description = config.site_description or (
-            f"A dated, citable chronicle of the training run {run.run.name}: one page per day.")
-        config.copyright = f"{run.site.author} · {run.site.license}"
+        # Text, never markup: Material and the rss plugin print these into pages, <head>
+        # and the feed raw in some places and escaped (`| e`) in others; Markup shows as
+        # text in both, never escaped twice (site/daily_feed.py gives JSON Feed plain text).
+        config.site_name = escape(run.site.title)
+        config.site_author = escape(run.site.author)
+        config.site_description = escape(config.site_description or (
+            f"A dated, citable chronicle of the training run {run.run.name}: one page per day."))
+        config.copyright = escape(f"{run.site.author} · {run.site.license}")
         if self.code != DEFAULT:
-            with self.language():
-                localize_config(config, run, self.code)
-                config.nav = translate_nav(config.nav, {s.path: s.title for s in SECTIONS})
+            localize_config(config, run, self.lang)
+            config.nav = translate_nav(config.nav, {s.path: s.title for s in SECTIONS},
+                                       self.lang)
         if len(self.languages) > 1:
             # The language switch: the edition's home until a page names its own twin.
             config.extra["alternate"] = alternates(self.languages, self.code)
@@ -169,35 +171,27 @@ class ChroniclePlugin(BasePlugin):
         self._scope.close()
         self._executor = None
 
-    def language(self) -> Any:
-        """Return the context rendering in this edition's language (with the chronicle's
-        own catalog folder, if it has one)."""
-        assert self.run is not None, "on_config runs first"
-        return use_language(self.code, self.run.root / LOCALE_FOLDER)
-
     def _generate(self, files: Files, *, config: MkDocsConfig) -> Files:
         """Add every generated page and file (in memory; nothing is written to docs/) and
         start drawing the charts' static SVGs (written by on_post_build)."""
         caches = self.editions.caches if self.editions is not None else None
         svgs = caches.svgs if caches is not None else None
         if self.code == DEFAULT:
-            generated = site_files(self.inputs)
+            generated = site_files(self.inputs, self.lang)
             self._drawing = Drawing(generated, svgs, self._executor)
         else:
             # A translated edition renders its own day pages from the sealed JSON; the
             # sealed files and the published data stay at the root, once.
             for file in [f for f in files if f.src_uri.startswith(("days/", "data/"))]:
                 files.remove(file)
-            generated, english = edition_files(self.inputs, self.code,
-                                               caches.editions if caches is not None else None)
-            self._chart_svgs = [p[: -len(".vl.json")] + ".svg" for p in english]
-            self._english_specs = english
-            # Its charts' SVGs are the English build's, translated (drawn again only when
-            # this edition is built on its own); a build in its own process is sent them.
-            drawn = self.editions.svgs if self.editions is not None else {}
-            sent = self.editions is not None and self.editions.awaited is not None
-            self._drawing = (None if sent or set(self._chart_svgs) <= set(drawn)
-                             else Drawing(english, svgs, self._executor))
+            generated = edition_files(self.inputs, self.lang,
+                                      caches.editions if caches is not None else None,
+                                      self._executor)
+            # Its run-wide charts are drawn like English ones; its day charts came drawn.
+            self._drawing = Drawing({p: c for p, c in generated.items()
+                                     if not p.startswith("days/")}, svgs,
+                                    self._executor)
+        self._generated = generated
         for path, content in generated.items():
             old = files.get_file_from_path(path)
             if old is not None:
@@ -236,9 +230,9 @@ class ChroniclePlugin(BasePlugin):
     def on_page_markdown(self, markdown: str, *, page: Page, config: MkDocsConfig,
                          files: Files) -> str:
         """Append the citation, data files and a link to the next day to a sealed day page."""
+        text_meta(page)
         if self.code != DEFAULT:  # a translated day page is complete
-            return root_links(markdown, page.file.src_uri,
-                              lambda path: files.get_file_from_path(path) is not None)
+            return markdown
         match = DAY_PAGE.match(page.file.src_uri)
         if not match:
             return markdown
@@ -250,15 +244,20 @@ class ChroniclePlugin(BasePlugin):
         later = [d["date"] for d in self.inputs.days if d["date"] > day]
         if not later:
             return markdown
-        return markdown.rstrip("\n") + "\n\n" + gettext("[Next day: {date} →]({link})").format(
-            date=fmt_date(later[0]), link=f"{later[0]}.md") + "\n"
+        return markdown.rstrip("\n") + "\n\n" + self.lang.gettext(
+            "[Next day: {date} →]({link})").format(date=self.lang.date(later[0]),
+                                                   link=f"{later[0]}.md") + "\n"
 
     def on_page_context(self, context: TemplateContext, *, page: Page, config: MkDocsConfig,
                         nav: Any) -> TemplateContext:
-        """Point the language switch at this page in every language (hreflang both ways)."""
+        """Hand the theme (site/theme/) this page's language switch, pointing at its twin
+        in every language (hreflang both ways), and the chronicle's own feeds, relative to
+        the page: the templates write them, nothing patches the built page."""
+        base = "../" * page.url.count("/")  # use_directory_urls is off: days/x.html -> ../
+        ours = cast(dict[str, Any], context)  # TemplateContext is Material's keys only
         if len(self.languages) > 1:
-            config.extra["alternate"] = alternates(self.languages, self.code,
-                                                   page.file.dest_uri)
+            ours["chronicle_alternates"] = twins(self.languages, self.code, page.file.dest_uri)
+        ours["chronicle_feeds"] = feed_links(self.inputs.config, base, self.lang)
         return context
 
     def _cite_sections(self, day: str) -> str:
@@ -266,44 +265,17 @@ class ChroniclePlugin(BasePlugin):
         sealed = self.inputs.day_json(day)
         if snap is None or sealed is None:
             return ""
-        return day_sections(self.inputs.config, sealed, snap)
+        return day_sections(self.inputs.config, sealed, snap, self.lang)
 
     def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str:
-        """Announce the failures and corrections feeds in every page's <head>; point the
-        language switch at this page's twins."""
-        base = "../" * page.url.count("/")  # use_directory_urls is off: days/x.html -> ../
+        """Note each page this build wrote (the sitemaps of the language switch)."""
         self.pages.append(page.file.dest_uri)
-        if len(self.languages) > 1:  # the next page (or 404.html) names its own twin
-            config.extra["alternate"] = alternates(self.languages, self.code)
-            output = twin_links(output, self.languages, self.code, page.file.dest_uri)
-        with self.language():
-            links = alternate_links(self.inputs.config, base)
-        return output.replace("</head>", links + "</head>", 1)
+        return output
 
     def _write_svgs(self, site_dir: Path) -> None:
-        """Write the static SVG of every generated chart: drawn for English, translated
-        from the English ones for another language."""
-        if self.code == DEFAULT:
-            if self._drawing is not None:
-                self._drawing.write(site_dir)
-                if self.editions is not None:
-                    self.editions.svgs = self._drawing.svgs()
-            self._drawing = None
-            return
-        english = self._drawing.svgs() if self._drawing is not None else (
-            self.editions.english_svgs() if self.editions is not None else {})
-        unsent = {p: c for p, c in self._english_specs.items()
-                  if p[: -len(".vl.json")] + ".svg" not in english}
-        if unsent:  # the English build sent no SVG of these: draw them here
-            caches = self.editions.caches if self.editions is not None else None
-            english = {**english, **Drawing(unsent, caches.svgs if caches else None,
-                                            self._executor).svgs()}
-        with self.language():
-            for path in self._chart_svgs:
-                if path in english:
-                    target = site_dir / path
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    target.write_text(translate_svg(english[path]), encoding="utf-8")
+        """Write the static SVG of every generated chart (drawn beside the pages)."""
+        if self._drawing is not None:
+            self._drawing.write(site_dir)
         self._drawing = None
 
     @event_priority(-100)  # after the rss plugin has written its feeds
@@ -315,13 +287,23 @@ class ChroniclePlugin(BasePlugin):
         self._write_svgs(Path(config.site_dir))
         fix_enclosure_lengths(config)
         if config.plugins.get("rss") is not None:
-            with self.language():
-                fill_daily_feeds(Path(config.site_dir), item_html(self.inputs))
+            fill_daily_feeds(Path(config.site_dir), item_html(self.inputs, self.lang,
+                                                              self._generated))
         if len(self.languages) > 1 and self.run is not None:
             for path, text in folder_sitemaps(self.pages, self.languages, self.run,
                                               self.code).items():
                 (Path(config.site_dir) / path).write_text(text, encoding="utf-8")
         self._end_build()
+
+
+def text_meta(page: Page) -> None:
+    """Make the front matter's title and description text: Material prints a page's title
+    as HTML (in its header, the nav of every page, <title>) and its description raw into
+    an attribute; the home page's title is `site.title` from chronicle.yml."""
+    for key in ("title", "description"):
+        value = page.meta.get(key)
+        if isinstance(value, str) and not isinstance(value, Markup):
+            page.meta[key] = escape(value)
 
 
 def use_theme_overrides(config: MkDocsConfig) -> None:
@@ -349,20 +331,23 @@ def fix_enclosure_lengths(config: MkDocsConfig) -> None:
 
     The plugin measures a page image relative to the page's source folder but builds its
     URL relative to the site root; day images are site-root paths, so measure them here.
+    The feed is read and written as an XML document.
     """
     rss = config.plugins.get("rss")
     names = getattr(getattr(rss, "config", None), "feeds_filenames", None)
     if names is None:
         return
     site_dir, url = Path(config.site_dir), config.site_url or ""
-
-    def length(match: re.Match[str]) -> str:
-        target = site_dir / match.group(1)[len(url):]
-        size = target.stat().st_size if match.group(1).startswith(url) and target.is_file() else 0
-        return f'{match.group(0)[: -len(match.group(2))]}"{size}"'
-
     for name in (names.rss_created, names.rss_updated):
         path = site_dir / name
-        if path.is_file():
-            path.write_text(_ENCLOSURE.sub(length, path.read_text(encoding="utf-8")),
-                            encoding="utf-8")
+        if not path.is_file():
+            continue
+        doc = minidom.parseString(path.read_bytes())
+        for enclosure in doc.getElementsByTagName("enclosure"):
+            if enclosure.getAttribute("length") != "None":
+                continue
+            link = enclosure.getAttribute("url")
+            target = site_dir / link[len(url):]
+            size = target.stat().st_size if link.startswith(url) and target.is_file() else 0
+            enclosure.setAttribute("length", str(size))
+        path.write_bytes(doc.toxml(encoding="UTF-8"))

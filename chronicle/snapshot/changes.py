@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from chronicle.analysis.changes import ChangeInputs, RunChanges, run_changes
 from chronicle.analysis.mixture import weight_prefix
 from chronicle.analysis.recorded import Recorded
@@ -47,9 +50,9 @@ def pending_snapshot(sid: str, as_of: datetime, runs: Sequence[RunRecord] | None
     return Pending(sid, as_of, files)
 
 
-def known_changes(config: RunConfig, store: Store, series: Series, pending: Pending,
+def known_changes(config: RunConfig, store: Store, series: Series, pending: Recorded,
                   runs: Sequence[RunRecord] | None, pulls: Sequence[PullRequest] | None,
-                  new_rows: Sequence[MetricRow] | None) -> RunChanges:
+                  new_rows: pa.Table | None) -> RunChanges:
     """Return the changes the store and the snapshot being taken show together."""
     # Load inputs.
     key = config.wandb.metrics["mixture_stage"]
@@ -62,7 +65,16 @@ def known_changes(config: RunConfig, store: Store, series: Series, pending: Pend
         run_history.append((pending, runs))
     if pulls is not None:
         pull_history.append((pending, pulls))
-    tonight = [r for r in new_rows or () if r.get(key) is not None]
+    tonight = _rows_with(new_rows, key)
     if tonight:
         stages.append((pending, tonight))
     return run_changes(ChangeInputs(run_history, pull_history, stages), series, config)
+
+
+def _rows_with(rows: pa.Table | None, key: str) -> list[MetricRow]:
+    """Return the rows where `key` was logged, each without its null columns (as stored
+    rows are read: Store.rows_with)."""
+    if rows is None or key not in rows.column_names:
+        return []
+    found = rows.filter(pc.is_valid(rows.column(key)))
+    return [{k: v for k, v in row.items() if v is not None} for row in found.to_pylist()]

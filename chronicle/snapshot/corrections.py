@@ -7,16 +7,17 @@ and announced by the next sealed entry (analysis/corrections.py compares).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
+
+import pyarrow as pa
 
 from chronicle.analysis.corrections import find_corrections, late_days
 from chronicle.analysis.days import summarize_day
 from chronicle.analysis.series import Series
 from chronicle.config import RunConfig
-from chronicle.models import FailureRecord, MetricRow, Thread
+from chronicle.models import FailureRecord, Thread
 from chronicle.store import Store
 
 
@@ -26,22 +27,21 @@ def snapshot_corrections(
     series: Series,
     failures: Sequence[FailureRecord],
     history: Mapping[int, Sequence[Thread]],
-    new_rows: Sequence[MetricRow] | None,
+    new_rows: pa.Table | None,
     sid: str,
     as_of: datetime,
 ) -> list[dict[str, Any]]:
     """Return corrections to sealed days that received rows in this snapshot."""
-    if not new_rows:
+    if new_rows is None or not new_rows.num_rows:
         return []
-    touched = late_days(float(r["timestamp"]) for r in new_rows)
+    touched = late_days(new_rows.column("timestamp").to_numpy())
     sealed = store.sealed_days()
     earlier = store.corrections()
     out: list[dict[str, Any]] = []
     for day in sorted(set(touched) & set(sealed)):
-        path = store.days / f"{day.isoformat()}.json"
-        if not path.is_file():
-            continue  # verify reports it; nothing to compare with
-        before = json.loads(path.read_bytes())
+        before = store.sealed_day(day)  # checked against the manifest that sealed it
+        if before is None:
+            continue
         now = summarize_day(day, series, failures, history, config, before.get("sealed_by", sid),
                             as_of)
         out += find_corrections(day, before, now, earlier, touched[day], sid, as_of)

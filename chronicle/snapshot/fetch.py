@@ -36,7 +36,9 @@ def fetch_live(config: RunConfig, store: Store, as_of: datetime) -> Fetched:
         runs = [
             replace(r, fork_step=known.get(r.id)) if r.fork_step is None else r for r in got.runs
         ]
-        statuses.append(SourceStatus("wandb", True, detail=got.detail))
+        # Bad rows were left out: the source answered (its good rows are stored, the days
+        # seal), but the snapshot is degraded and names them (README "Exit codes").
+        statuses.append(SourceStatus("wandb", True, error=got.problem, detail=got.detail))
     except SourceError as err:
         statuses.append(SourceStatus("wandb", False, error=scrub_urls(str(err))))
     try:

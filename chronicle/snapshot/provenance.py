@@ -8,24 +8,31 @@ path relative to docs/ and their sha256, so a reader can fetch and check them.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
+import pyarrow.compute as pc
 
 from chronicle.analysis.day_model import DERIVED, figure_at, figures
 from chronicle.analysis.series import day_bounds
 from chronicle.config import CONFIG_NAME, RunConfig
-from chronicle.models import FailureRecord, MetricRow, RunRecord
-from chronicle.store import Store, damaged, dump_json, parquet_bytes, sha256_bytes, sha256_file
+from chronicle.models import FailureRecord, RunRecord
+from chronicle.store import SnapshotInfo, Store, dump_json, parquet_bytes, sha256_bytes, sha256_file
 
 PROVENANCE_SCHEMA = "chronicle-provenance/1"
 METHOD_PREFIX = "chronicle.days."
+# The version of how a day's files are made from its figures: the Markdown page, the
+# prose and verdict text, the chart specs and the JSON's layout. Recorded in each new
+# day's provenance ("page"); `verify --recompute` compares a day's bytes only when it
+# matches (and every figure's method does). Bump it with any change that makes the same
+# figures seal other bytes: tests/test_sealed_compat.py's golden list catches such a
+# change, and `python -m tests.support.goldens` refuses to rewrite that list until the
+# version is bumped.
+# /2: a detected failure records its facts (`detail`), from which every language says it.
+DAY_PAGE = "chronicle.day_page/2"
 
 
 @dataclass(frozen=True)
@@ -47,32 +54,6 @@ class MetricsFile:
     artifact: Artifact
     first: float
     last: float
-
-
-@functools.lru_cache(maxsize=4096)
-def _time_range(path: str, size: int) -> tuple[float, float] | None:
-    """Return (min, max) timestamp of a Parquet file from its footer statistics."""
-    try:
-        meta = pq.read_metadata(path)
-    except (OSError, pa.ArrowException) as err:
-        raise damaged(Path(path), "metrics file", err) from err
-    names = [meta.schema.column(i).name for i in range(meta.num_columns)]
-    if "timestamp" not in names or meta.num_rows == 0:
-        return None
-    col = names.index("timestamp")
-    lo, hi = float("inf"), float("-inf")
-    for g in range(meta.num_row_groups):
-        stats = meta.row_group(g).column(col).statistics
-        if stats is None or not stats.has_min_max:
-            return None
-        lo, hi = min(lo, float(stats.min)), max(hi, float(stats.max))
-    return lo, hi
-
-
-def metrics_file(docs: Path, rel: str, sha256: str, size: int) -> MetricsFile | None:
-    """Return a stored metrics.parquet with its row time range, or None if it has no rows."""
-    found = _time_range(str(docs / rel), size)
-    return MetricsFile(Artifact(rel, sha256, size), *found) if found else None
 
 
 def metrics_for(
@@ -115,7 +96,7 @@ def day_provenance(
         }
         entry["method" if fig.kind == DERIVED else "read_by"] = METHOD_PREFIX + fig.method
         out[path] = entry
-    return {"schema": PROVENANCE_SCHEMA, "figures": out}
+    return {"schema": PROVENANCE_SCHEMA, "figures": out, "page": DAY_PAGE}
 
 
 def _input_name(name: str, raw_keys: Mapping[str, str]) -> str:
@@ -128,31 +109,45 @@ class SealContext:
     """The artifacts of the store plus the snapshot being taken, for provenance."""
 
     def __init__(self, config: RunConfig, store: Store, sid: str,
-                 new_rows: Sequence[MetricRow] | None, failures: Sequence[FailureRecord],
-                 runs: Sequence[RunRecord] | None = None) -> None:
+                 new_rows: pa.Table | None, failures: Sequence[FailureRecord],
+                 runs: Sequence[RunRecord] | None = None,
+                 stored: SnapshotInfo | None = None) -> None:
+        """`stored`: the snapshot `sid` as stored (verify --recompute replays it): its
+        files' sha256s are its manifest's, not those of bytes made again."""
         self.store = store
         self.new_metrics: dict[str, Any] | None = None  # {sha256, size} of tonight's file
         self.metrics: list[MetricsFile] = []
         for snap in store.snapshots():
             meta = snap.files.get("metrics.parquet")
-            if meta:
-                rel = f"data/{snap.id}/metrics.parquet"
-                found = metrics_file(store.docs, rel, meta["sha256"], meta["size"])
-                if found:
-                    self.metrics.append(found)
-        if new_rows:
+            # The row time range from the file's footer, read from bytes checked against
+            # its manifest (store/read.py), like every store file a seal reads.
+            found = store.metrics_range(snap) if meta else None
+            if meta and found:
+                self.metrics.append(MetricsFile(Artifact(
+                    f"data/{snap.id}/metrics.parquet", meta["sha256"], meta["size"]), *found))
+        if stored is not None:
+            meta = stored.files.get("metrics.parquet")
+            self.new_metrics = dict(meta) if meta else None
+            found = store.metrics_range(stored) if meta else None
+            if meta and found:
+                self.metrics.append(MetricsFile(Artifact(
+                    f"data/{sid}/metrics.parquet", meta["sha256"], meta["size"]), *found))
+        elif new_rows is not None:
             # Same bytes as the store will write (the sha256 is the manifest's).
-            blob = parquet_bytes(list(new_rows))
-            ts = [float(r["timestamp"]) for r in new_rows]
-            self.metrics.append(MetricsFile(
-                Artifact(f"data/{sid}/metrics.parquet", sha256_bytes(blob), len(blob)),
-                min(ts), max(ts)))
-        if new_rows is not None:
-            blob = parquet_bytes(list(new_rows)) if not new_rows else blob
+            blob = parquet_bytes(new_rows)
             self.new_metrics = {"sha256": sha256_bytes(blob), "size": len(blob)}
+            if new_rows.num_rows:
+                span = pc.min_max(new_rows.column("timestamp"))
+                self.metrics.append(MetricsFile(
+                    Artifact(f"data/{sid}/metrics.parquet", sha256_bytes(blob), len(blob)),
+                    float(span["min"].as_py()), float(span["max"].as_py())))
+            del blob  # up to ~100 MB on a heavy night: not kept past its checksum
         # The run configs a sequence length is read from: tonight's, else the newest stored.
         self.runs: Artifact | None = None
-        if runs is not None:
+        if stored is not None and "runs.json" in stored.files:
+            meta = stored.files["runs.json"]
+            self.runs = Artifact(f"data/{sid}/runs.json", meta["sha256"], meta["size"])
+        elif runs is not None:
             rblob = dump_json([r.to_json() for r in runs])
             self.runs = Artifact(f"data/{sid}/runs.json", sha256_bytes(rblob), len(rblob))
         else:
@@ -179,7 +174,7 @@ class SealContext:
         prev = (day - timedelta(days=1)).isoformat()
         rel = f"days/{prev}.json"
         blob = sealed_now.get(prev, {}).get(rel)
-        if blob is None and (self.store.docs / rel).is_file():
-            blob = (self.store.docs / rel).read_bytes()
+        if blob is None:
+            blob = self.store.sealed_bytes(rel)  # checked against the manifest sealing it
         scopes["previous"] = [Artifact(rel, sha256_bytes(blob), len(blob))] if blob else []
         return scopes

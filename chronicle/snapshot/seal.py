@@ -20,15 +20,18 @@ from chronicle.config import RunConfig
 from chronicle.executor import Executor
 from chronicle.render.day import render_day_files
 from chronicle.render.day_charts import day_charts
-from chronicle.render.i18n import DEFAULT, use_language
+from chronicle.render.i18n import ENGLISH
 from chronicle.render.prose import write_summary
 from chronicle.render.svg import start_statics
 from chronicle.snapshot.evidence import Evidence
 from chronicle.snapshot.plan import DaySeal
 from chronicle.snapshot.provenance import SealContext, day_provenance
-from chronicle.store import Store, read_json
+from chronicle.store import Store
 
 FEED_IMAGES = ("loss",)  # charts sealed with a PNG too: the feeds' image
+# (day, its chart specs) -> a call returning (SVG per chart, PNG per chart in FEED_IMAGES).
+Drawn = Callable[[], tuple[dict[str, str], dict[str, bytes]]]
+Draw = Callable[[date, dict[str, dict[str, Any]]], Drawn]
 
 
 @dataclass(frozen=True)
@@ -45,25 +48,21 @@ class SealInputs:
     context: SealContext | None = None
     corrections: tuple[dict[str, Any], ...] = ()
     changes: RunChanges | None = None
-
-
-def sealed_day_json(store: Store, day: date) -> dict[str, Any] | None:
-    """Return the sealed JSON of `day`, or None if it was not sealed."""
-    path = store.days / f"{day.isoformat()}.json"
-    return read_json(path, "sealed day JSON") if path.is_file() else None
+    # Who draws a day's charts: None = the render workers (render/svg.py); `verify
+    # --recompute` hands in the sealed drawings instead (it compares specs, draws nothing).
+    draw: Draw | None = None
 
 
 def seal_days(inputs: SealInputs, executor: Executor | None = None
               ) -> dict[str, dict[str, bytes]]:
     """Return {day: {path under docs/: bytes}} of every day this snapshot seals.
 
-    Always in English, the record's language, whatever language a caller renders in: a
-    translation is rendered from these files at build time and never changes them. The
-    charts are drawn by the `executor`'s render workers (in this process without one):
-    the same bytes either way.
+    Always in English, the record's language: another language's page is rendered from
+    these files and the store at build time and never changes them. The charts are drawn
+    by the `executor`'s render workers (in this process without one): the same bytes
+    either way.
     """
-    with use_language(DEFAULT):
-        return _seal_days(inputs, executor)
+    return _seal_days(inputs, executor)
 
 
 def _seal_days(inputs: SealInputs, executor: Executor | None) -> dict[str, dict[str, bytes]]:
@@ -76,17 +75,18 @@ def _seal_days(inputs: SealInputs, executor: Executor | None) -> dict[str, dict[
     for plan in inputs.days:
         day, seen = plan.day, inputs.evidence(plan.figures_as_of)
         # The charts draw in worker processes while the figures and verdicts are computed.
-        charts = day_charts(day, seen.series, seen.failures, config, changes)
-        drawn = start_statics(charts, FEED_IMAGES, executor)
+        charts = day_charts(day, seen.series, seen.failures, config, ENGLISH, changes)
+        drawn = (inputs.draw(day, charts) if inputs.draw is not None
+                 else start_statics(charts, FEED_IMAGES, executor))
         if previous is None or previous["date"] != (day - timedelta(days=1)).isoformat():
-            previous = sealed_day_json(store, day - timedelta(days=1))
+            previous = store.sealed_day(day - timedelta(days=1))
         summary = summarize_day(
             day, seen.series, seen.failures, seen.threads, config, inputs.snapshot,
             inputs.as_of, previous=previous, backfilled=inputs.backfilled,
             changes=inputs.changes, as_of=plan.figures_as_of)
         if day1 is None and day != config.run.start:
-            day1 = sealed_day_json(store, config.run.start)
-        summary["summary"] = write_summary(summary)
+            day1 = store.sealed_day(config.run.start)
+        summary["summary"] = write_summary(summary, ENGLISH)
         if plan.missing:
             _mark_missing(summary, plan, config)
         verdicts = watch_day(day, summary["tokens"]["budget_fraction"], seen.series,

@@ -15,22 +15,17 @@ from typing import Any
 
 import pyarrow as pa
 
-from chronicle.analysis.incidents import detect_failures
-from chronicle.analysis.series import build_series
 from chronicle.config import RunConfig
 from chronicle.executor import Executor
-from chronicle.models import FailureRecord, Fetched, MetricRow, SourceStatus, Thread
+from chronicle.models import FailureRecord, Fetched, SourceStatus
 from chronicle.render.svg import warm_up
-from chronicle.snapshot.changes import known_changes, pending_snapshot
-from chronicle.snapshot.corrections import snapshot_corrections
-from chronicle.snapshot.evidence import Evidence, EvidenceAt, merge_failures
 from chronicle.snapshot.fetch import Fetcher, fetch_live, fetch_simulated_source
-from chronicle.snapshot.plan import WaitingDay, plan_seals, some_day_closed
+from chronicle.snapshot.night import Tonight, prepare_night
+from chronicle.snapshot.plan import WaitingDay, some_day_closed
 from chronicle.snapshot.preflight import check_as_of, check_failure_text, check_scaffold_values
-from chronicle.snapshot.provenance import SealContext
 from chronicle.snapshot.seal import SealInputs, seal_days
-from chronicle.sources.manual import failures_from_threads, load_failures_file
-from chronicle.store import Store, locked, rows_to_table, snapshot_id, write_snapshot
+from chronicle.sources.manual import load_failures_file
+from chronicle.store import Store, locked, snapshot_id, unstored_rows, write_snapshot
 
 
 @dataclass(frozen=True)
@@ -51,7 +46,7 @@ class SnapshotResult:
 
     @property
     def degraded(self) -> bool:
-        return any(not s.ok for s in self.statuses)
+        return any(s.degraded for s in self.statuses)
 
 
 def take_snapshot(
@@ -96,35 +91,16 @@ def _take(config: RunConfig, store: Store, as_of: datetime, manual: list[Failure
 
     # Process.
     new_rows = _new_rows(store, fetched, as_of)
-    table = store.load_metrics()
-    if new_rows:
-        table = pa.concat_tables([table, rows_to_table(new_rows)], promote_options="default")
-    runs = fetched.runs if fetched.runs is not None else store.load_runs()
-    series = build_series(table, runs, config)
-    timed = _timed_threads(store, fetched, as_of)
-    history = {n: [t for _, t in states] for n, states in timed.items()}
-    latest_threads = [states[-1] for states in history.values() if states]
-    failures = merge_failures(
-        detect_failures(series, config, as_of),
-        failures_from_threads(latest_threads, config),
-        manual,
-        fetched.failures,
-    )
     sid = snapshot_id(as_of)
-    corrections = snapshot_corrections(
-        config, store, series, failures, history, new_rows, sid, as_of
-    )
-    context = SealContext(config, store, sid, new_rows, failures, fetched.runs)
-    pending = pending_snapshot(sid, as_of, fetched.runs, fetched.pulls, context.new_metrics)
-    known = known_changes(config, store, series, pending, fetched.runs, fetched.pulls,
-                          new_rows)
-    plan = plan_seals(config, store, as_of, sid, fetched.statuses,
-                      float(series.timestamp.min()) if len(series) else None)
-    evidence = EvidenceAt(config, table, runs, timed, lambda: [*manual, *fetched.failures],
-                          (as_of, Evidence(series, failures, history)))
+    night = prepare_night(config, store, Tonight(
+        sid, as_of, new_rows, new_rows if new_rows is not None and new_rows.num_rows else None,
+        fetched.runs, fetched.threads, fetched.pulls, fetched.statuses,
+        [*manual, *fetched.failures]))
+    failures, corrections, plan = night.failures, night.corrections, night.plan
     sealed = seal_days(SealInputs(
-        config, store, as_of, sid, plan.ready, evidence, backfilled, context=context,
-        corrections=tuple(store.pending_corrections() + corrections), changes=known),
+        config, store, as_of, sid, plan.ready, night.evidence, backfilled,
+        context=night.context,
+        corrections=tuple(store.pending_corrections() + corrections), changes=night.changes),
         executor)
     extra: dict[str, Any] = {"backfilled": backfilled} if backfilled else {}
     if corrections:
@@ -139,7 +115,7 @@ def _take(config: RunConfig, store: Store, as_of: datetime, manual: list[Failure
     return SnapshotResult(
         snapshot=info.id,
         taken_at=as_of,
-        rows=len(new_rows or ()),
+        rows=new_rows.num_rows if new_rows is not None else 0,
         threads=len(fetched.threads or ()),
         failures=len(failures),
         sealed=tuple(sorted(sealed)),
@@ -149,27 +125,8 @@ def _take(config: RunConfig, store: Store, as_of: datetime, manual: list[Failure
     )
 
 
-def _timed_threads(store: Store, fetched: Fetched,
-                   as_of: datetime) -> dict[int, list[tuple[datetime, Thread]]]:
-    """Return each thread's stored states and tonight's, with when each was fetched."""
-    timed: dict[int, list[tuple[datetime, Thread]]] = {
-        n: [(snap.taken_at, t) for snap, t in states]
-        for n, states in store.thread_history().items()}
-    for thread in fetched.threads or ():
-        timed.setdefault(thread.number, []).append((as_of, thread))
-    return timed
-
-
-def _new_rows(store: Store, fetched: Fetched, as_of: datetime) -> list[MetricRow] | None:
+def _new_rows(store: Store, fetched: Fetched, as_of: datetime) -> pa.Table | None:
     """Return the fetched rows not stored before (a re-fetched step is never stored twice)."""
     if fetched.metrics is None:
         return None
-    stored = store.stored_keys()
-    seen: set[tuple[str, int]] = set()
-    out: list[MetricRow] = []
-    for row in fetched.metrics:
-        key = (row["run"], int(row["step"]))
-        if key not in stored and key not in seen and row["timestamp"] <= as_of.timestamp():
-            seen.add(key)
-            out.append(row)
-    return out
+    return unstored_rows(store.load_metrics(), fetched.metrics, as_of.timestamp())

@@ -56,7 +56,7 @@ def parse_comment(raw: Mapping[str, Any]) -> Comment:
         body=clean_text(str(raw.get("body") or "")),
         created_at=created,
         updated_at=parse_time(raw.get("updated_at")) or created,
-        url=str(raw.get("html_url") or ""),
+        url=clean_line(str(raw.get("html_url") or "")),
         reactions=parse_reactions(raw.get("reactions")),
     )
 
@@ -74,13 +74,13 @@ def parse_thread(issue: Mapping[str, Any], comments: Sequence[Mapping[str, Any]]
         number=int(issue["number"]),
         title=clean_line(str(issue.get("title") or "")),
         body=clean_text(str(issue.get("body") or "")),
-        state=str(issue.get("state") or "open"),
+        state=clean_line(str(issue.get("state") or "open")),
         labels=labels,
         author=_login(issue.get("user")),
         created_at=created,
         updated_at=parse_time(issue.get("updated_at")) or created,
         closed_at=parse_time(issue.get("closed_at")),
-        url=str(issue.get("html_url") or ""),
+        url=clean_line(str(issue.get("html_url") or "")),
         comments=tuple(
             sorted((parse_comment(c) for c in comments), key=lambda c: (c.created_at, c.id))
         ),

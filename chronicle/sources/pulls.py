@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
+from chronicle.clean import clean_line
 from chronicle.models import PullRequest, parse_time
 
 
@@ -35,28 +36,30 @@ def select_pull(raw: Mapping[str, Any], files: Sequence[str] | None,
     """Return the PR of a REST pull-request payload if it counts as a change, else None.
 
     `files` are the names of the PR's changed files (None: not listed, when no paths are
-    configured). A PR that was not merged never counts.
+    configured). A PR that was not merged never counts. Every text field loses its control
+    characters (chronicle/clean.py) before it is matched or stored: anyone who can open a
+    PR types them.
     """
     merged = parse_time(raw.get("merged_at"))
     if merged is None:
         return None
-    names = tuple(str(lab["name"]) if isinstance(lab, Mapping) else str(lab)
+    names = tuple(clean_line(str(lab["name"]) if isinstance(lab, Mapping) else str(lab))
                   for lab in raw.get("labels") or ())
-    matched = matching_files(files or (), paths)
+    matched = matching_files([clean_line(f) for f in files or ()], paths)
     if not matched and not set(names) & set(labels):
         return None
     user = raw.get("user")
     base = raw.get("base")
     return PullRequest(
         number=int(raw["number"]),
-        title=str(raw.get("title") or ""),
-        author=str(user["login"]) if isinstance(user, Mapping) and user.get("login")
+        title=clean_line(str(raw.get("title") or "")),
+        author=clean_line(str(user["login"])) if isinstance(user, Mapping) and user.get("login")
         else "ghost",
         merged_at=merged,
-        url=str(raw.get("html_url") or ""),
+        url=clean_line(str(raw.get("html_url") or "")),
         labels=names,
         files=tuple(matched),
-        base=str(base.get("ref") or "") if isinstance(base, Mapping) else "",
+        base=clean_line(str(base.get("ref") or "")) if isinstance(base, Mapping) else "",
     )
 
 

@@ -16,13 +16,16 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
-from chronicle.clean import clean_line, safe_url, scrub_urls
+import pyarrow as pa
+
+from chronicle.clean import clean_line, clean_text, safe_url, scrub_urls
 from chronicle.config import RunConfig, secret
 from chronicle.errors import SourceError
-from chronicle.models import MetricRow, RunRecord, parse_time
+from chronicle.models import RunRecord, parse_time
+from chronicle.sources.history import BadRows, HistoryTable, RowBounds
 
 # Steps per HistoryPage request (wandb-core asks for the window [min, min + PAGE_SIZE)).
 PAGE_SIZE = 1000
@@ -30,9 +33,6 @@ PAGE_SIZE = 1000
 # snapshot in about (RETRIES + 1) x timeout instead of hanging the nightly job.
 RETRIES = 3
 DEFAULT_BASE_URL = "https://api.wandb.ai"
-
-_SPECIAL = {"NaN": math.nan, "nan": math.nan, "Infinity": math.inf, "-Infinity": -math.inf,
-            "inf": math.inf, "-inf": -math.inf}
 
 
 def _json_field(value: Any) -> dict[str, Any]:
@@ -56,7 +56,22 @@ def _unwrap_config(config: Mapping[str, Any]) -> dict[str, Any]:
             out[key] = value["value"]
         else:
             out[key] = value
-    return out
+    return _clean_json(out)
+
+
+def _clean_json(value: Any) -> Any:
+    """Return a config value with the control characters out of every string in it (keys
+    too): a run's config is typed by whoever launched it, and is stored forever.
+    A number JSON cannot hold (NaN, infinity) becomes null, as in the summary."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, Mapping):
+        return {clean_line(str(k)): _clean_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean_json(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 def _clean_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
@@ -65,10 +80,13 @@ def _clean_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
     for key, value in summary.items():
         if key.startswith("_wandb"):
             continue
-        if isinstance(value, bool) or value is None or isinstance(value, str):
-            out[key] = value
+        name = clean_line(str(key))
+        if isinstance(value, bool) or value is None:
+            out[name] = value
+        elif isinstance(value, str):
+            out[name] = clean_text(value)
         elif isinstance(value, int | float):
-            out[key] = value if math.isfinite(value) else None
+            out[name] = value if math.isfinite(value) else None
     return out
 
 
@@ -79,7 +97,7 @@ def parse_run(raw: Mapping[str, Any], parent: str | None = None,
     if created is None:
         raise ValueError(f"run {raw.get('name')!r} has no createdAt")
     return RunRecord(
-        id=str(raw["name"]),  # a key: rows name their run by it, verbatim
+        id=run_key(raw["name"]),  # rows name their run by it
         name=clean_line(str(raw.get("displayName") or raw["name"])),
         state=clean_line(str(raw.get("state") or "unknown")),
         created_at=created,
@@ -92,39 +110,9 @@ def parse_run(raw: Mapping[str, Any], parent: str | None = None,
     )
 
 
-def parse_value(value: Any) -> float | None:
-    """Normalise one history value to float: ints (Go turns 1.0 into 1), NaN strings."""
-    if value is None or isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
-        if value in _SPECIAL:
-            return _SPECIAL[value]
-        try:
-            return float(value)
-        except ValueError:
-            return None
-    return None  # media, histograms, nested dicts: not metric values
-
-
-def parse_history_row(run_id: str, raw: Mapping[str, Any],
-                      keys: frozenset[str] | None = None) -> MetricRow | None:
-    """Return a MetricRow from one `scan_history` row, or None if it has no step/time.
-
-    `keys` restricts the row to those W&B keys (None keeps every numeric key).
-    """
-    step, stamp = raw.get("_step"), parse_value(raw.get("_timestamp"))
-    if step is None or stamp is None or not math.isfinite(stamp):
-        return None
-    row: MetricRow = {"run": run_id, "step": int(step), "timestamp": stamp}
-    for key, value in raw.items():
-        if key.startswith("_") or (keys is not None and key not in keys):
-            continue
-        number = parse_value(value)
-        if number is not None:
-            row[key] = number
-    return row
+def run_key(name: Any) -> str:
+    """Return the id a run's rows and records name it by (a W&B run id, cleaned)."""
+    return clean_line(str(name))
 
 
 @dataclass(frozen=True)
@@ -132,15 +120,18 @@ class WandbFetch:
     """What one W&B fetch returned: the lineage's run records and its new history rows."""
 
     runs: list[RunRecord]  # lineage order
-    rows: list[MetricRow]  # only steps past last_steps, keys kept by wandb.keys
+    rows: pa.Table  # only steps past last_steps, keys kept by wandb.keys (sources/history.py)
     detail: dict[str, Any]  # counts for the snapshot manifest
+    problem: str | None = None  # bad rows were left out: what and how many (exit 3)
 
 
 def fetch_wandb(config: RunConfig, last_steps: dict[str, int], as_of: datetime,
-                api_key: str | None = None) -> WandbFetch:
+                api_key: str | None = None, now: datetime | None = None) -> WandbFetch:
     """Return the lineage's run records and every history row logged since `last_steps`.
 
-    Rows logged after `as_of` are left for a later snapshot; raises SourceError.
+    Rows logged after `as_of` are left for a later snapshot; rows with an impossible step
+    or time (sources/history.py; `now` is the wall clock, default the machine's) are left
+    out and named in `problem`. Raises SourceError.
     """
     if as_of.tzinfo is None:
         raise ValueError(f"as_of must be an aware UTC datetime, got {as_of!r}")
@@ -153,10 +144,11 @@ def fetch_wandb(config: RunConfig, last_steps: dict[str, int], as_of: datetime,
     api = _open_api(config, key)
     lineage = _lineage(api, config, key)
     # Process.
-    cutoff = as_of.timestamp()
+    history = HistoryTable(config.wandb.keeps,
+                           RowBounds.of_run(config.run.start, now or datetime.now(UTC)),
+                           as_of.timestamp())
     runs: list[RunRecord] = []
-    rows: list[MetricRow] = []
-    stats = {"pages": 0, "duplicates": 0, "after_as_of": 0, "unusable": 0}
+    pages = 0
     parent: str | None = None
     for path, run in lineage:
         with _failing(f"reading run {path}", key):
@@ -164,20 +156,37 @@ def fetch_wandb(config: RunConfig, last_steps: dict[str, int], as_of: datetime,
             created = parse_time(node["createdAt"])
             if created is not None and created > as_of:
                 continue  # did not exist yet at as_of (a replayed snapshot)
-            first = len(rows)
-            rows.extend(_scan(run, str(node["name"]), last_steps, cutoff, config, stats))
+            run_id = run_key(node["name"])
+            pages += _scan(run, run_id, last_steps, history)
             fork_step = None
-            if parent is not None and node["name"] not in last_steps and len(rows) > first:
-                fork_step = min(int(r["step"]) for r in rows[first:])
+            if parent is not None and run_id not in last_steps:
+                fork_step = history.first_step(run_id)
             runs.append(parse_run(node, parent=parent, fork_step=fork_step,
-                                  url=safe_url(str(run.url))))
+                                  url=clean_line(safe_url(str(run.url)))))
         parent = runs[-1].id
+    rows = history.table()
     # Save outputs.
-    detail = {"rows": len(rows), "runs": len(runs), "history_pages": stats["pages"],
-              "duplicates_dropped": stats["duplicates"], "after_as_of": stats["after_as_of"],
-              "unusable_rows": stats["unusable"],
-              "seconds": round(time.monotonic() - started, 2)}
-    return WandbFetch(runs=runs, rows=rows, detail=detail)
+    detail: dict[str, Any] = {
+        "rows": rows.num_rows, "runs": len(runs), "history_pages": pages,
+        "duplicates_dropped": history.stats["duplicates"],
+        "after_as_of": history.stats["after_as_of"], "bad_rows": history.bad.count}
+    if history.bad.first is not None:
+        detail["first_bad_row"] = history.bad.first
+    detail["seconds"] = round(time.monotonic() - started, 2)
+    return WandbFetch(runs=runs, rows=rows, detail=detail,
+                      problem=bad_rows_message(history.bad, rows.num_rows))
+
+
+def bad_rows_message(bad: BadRows, stored: int) -> str | None:
+    """Return what a snapshot says of the bad rows it left out (None: there were none)."""
+    if bad.first is None:
+        return None
+    first = bad.first
+    return (f"{bad.count:,} history row{'s' if bad.count != 1 else ''} left out as bad, "
+            f"the first of run {first['run']} at step {first['step']} with _timestamp "
+            f"{first['timestamp']} ({first['why']}); the {stored:,} other new rows were "
+            "stored. W&B holds what the training job logged: check the clock of the hosts "
+            "that logged these rows (chronicle never stores a row it cannot place in time)")
 
 
 def _open_api(config: RunConfig, key: str) -> Any:
@@ -229,32 +238,13 @@ def _node(run: Any) -> dict[str, Any]:
     }
 
 
-def _scan(run: Any, run_id: str, last_steps: Mapping[str, int], cutoff: float,
-          config: RunConfig, stats: dict[str, int]) -> Iterator[MetricRow]:
-    """Yield the run's new rows, one page in memory at a time, each step once."""
+def _scan(run: Any, run_id: str, last_steps: Mapping[str, int],
+          history: HistoryTable) -> int:
+    """Add the run's new rows to `history`, a page at a time; return the pages read."""
     start = last_steps.get(run_id, -1) + 1
     scan = run.scan_history(min_step=start, page_size=PAGE_SIZE)
-    stats["pages"] += max(0, math.ceil((scan.max_step + 1 - start) / PAGE_SIZE))
-    decided: set[str] = set()
-    kept: frozenset[str] = frozenset()
-    seen: set[int] = set()
-    for raw in scan:
-        if not isinstance(raw, Mapping):
-            raise ValueError(f"history row is a {type(raw).__name__}, not an object")
-        new = raw.keys() - decided
-        if new:  # decide each W&B key once, not once per row
-            decided |= new
-            kept = kept | {k for k in new if config.wandb.keeps(k)}
-        row = parse_history_row(run_id, raw, kept)
-        if row is None:
-            stats["unusable"] += 1
-        elif row["step"] < start or row["step"] in seen:
-            stats["duplicates"] += 1  # re-logged or rewound step: the first one stands
-        elif row["timestamp"] > cutoff:
-            stats["after_as_of"] += 1
-        else:
-            seen.add(row["step"])
-            yield row
+    history.add(run_id, scan, start)
+    return max(0, math.ceil((scan.max_step + 1 - start) / PAGE_SIZE))
 
 
 _AUTH_WORDS = ("401", "403", "unauthorized", "forbidden", "permission", "api key",

@@ -9,7 +9,7 @@ are taken of.
 
 from chronicle.store.files import damaged, read_json
 from chronicle.store.hashing import dump_json, sha256_bytes, sha256_file
-from chronicle.store.lock import StoreBusy, locked
+from chronicle.store.lock import Access, StoreBusy, locked, reading
 from chronicle.store.read import (
     DATA_DIR,
     DAYS_DIR,
@@ -19,14 +19,22 @@ from chronicle.store.read import (
     parse_snapshot_id,
     snapshot_id,
 )
-from chronicle.store.tables import parquet_bytes, rows_to_table
-from chronicle.store.verify import Head, Problem, parse_head, verify_against, verify_store
+from chronicle.store.tables import metrics_table, parquet_bytes, rows_to_table, unstored_rows
+from chronicle.store.verify import (
+    Head,
+    Problem,
+    parse_head,
+    refuse_unsealed,
+    verify_against,
+    verify_store,
+)
 from chronicle.store.write import finish_interrupted, write_snapshot
 
 __all__ = [
     "DATA_DIR",
     "DAYS_DIR",
     "MANIFEST",
+    "Access",
     "Head",
     "Problem",
     "SnapshotInfo",
@@ -36,14 +44,18 @@ __all__ = [
     "dump_json",
     "finish_interrupted",
     "locked",
+    "metrics_table",
     "parquet_bytes",
     "parse_head",
     "parse_snapshot_id",
     "read_json",
+    "reading",
+    "refuse_unsealed",
     "rows_to_table",
     "sha256_bytes",
     "sha256_file",
     "snapshot_id",
+    "unstored_rows",
     "verify_against",
     "verify_store",
     "write_snapshot",

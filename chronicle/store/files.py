@@ -36,21 +36,51 @@ def read_json(path: Path, what: str) -> Any:
         raise damaged(path, what, err) from err
 
 
-def read_parquet(path: Path, columns: Sequence[str] | None = None,
-                 schema_only: bool = False) -> pa.Table:
-    """Return a stored metrics.parquet (some `columns`, or no rows: `schema_only`);
-    StoreError naming it if it cannot be read."""
+def parse_json(blob: bytes, path: Path, what: str) -> Any:
+    """Return the parsed JSON `blob` read from `path`; StoreError naming it if not JSON."""
     try:
+        return json.loads(blob)
+    except ValueError as err:
+        raise damaged(path, what, err) from err
+
+
+def parquet_from_bytes(blob: bytes, path: Path, columns: Sequence[str] | None = None,
+                       schema_only: bool = False) -> pa.Table:
+    """Return the metrics table in `blob` (read from `path`): some `columns`, or no rows
+    (`schema_only`); StoreError naming the file if it cannot be read."""
+    try:
+        source = pa.BufferReader(blob)
         if schema_only:
-            return pq.read_schema(path).empty_table()
-        return pq.read_table(path, columns=list(columns) if columns is not None else None)
+            return pq.read_schema(source).empty_table()
+        return pq.read_table(source, columns=list(columns) if columns is not None else None)
     except (OSError, pa.ArrowException) as err:
         raise damaged(path, "metrics file", err) from err
 
 
-def parse_records(path: Path, what: str, parse: Callable[[Any], T]) -> list[T]:
-    """Return the records of a stored JSON list file, each through `parse`."""
-    raw = read_json(path, what)
+def parquet_time_range(blob: bytes, path: Path) -> tuple[float, float] | None:
+    """Return (min, max) timestamp of the metrics file in `blob`, from its footer
+    statistics (None: no rows, or no statistics)."""
+    try:
+        meta = pq.read_metadata(pa.BufferReader(blob))
+    except (OSError, pa.ArrowException) as err:
+        raise damaged(path, "metrics file", err) from err
+    names = [meta.schema.column(i).name for i in range(meta.num_columns)]
+    if "timestamp" not in names or meta.num_rows == 0:
+        return None
+    col = names.index("timestamp")
+    lo, hi = float("inf"), float("-inf")
+    for g in range(meta.num_row_groups):
+        stats = meta.row_group(g).column(col).statistics
+        if stats is None or not stats.has_min_max:
+            return None
+        lo, hi = min(lo, float(stats.min)), max(hi, float(stats.max))
+    return lo, hi
+
+
+def parse_json_records(blob: bytes, path: Path, what: str, parse: Callable[[Any], T]) -> list[T]:
+    """Return the records of a stored JSON list file (`blob`, read from `path`), each
+    through `parse`."""
+    raw = parse_json(blob, path, what)
     try:
         if not isinstance(raw, list):
             raise TypeError(f"expected a JSON list, got {type(raw).__name__}")

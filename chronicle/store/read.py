@@ -7,12 +7,20 @@ Layout (contract, see README "Store layout"):
 
 `Store` reads snapshots, sealed days, metrics, runs, threads and failure records; writing
 is store/write.py's and checking store/verify.py's.
+
+Everything `Store` returns comes from bytes it checked against the chain: the manifests'
+`previous` links are followed from the newest one back to the first (each must name its
+predecessor's sha256), and every file it reads (a snapshot's data file, a sealed day's
+JSON) is hashed and compared with the sha256 and size its manifest recorded, once, from the
+same bytes it then parses. A mismatch is a StoreError naming the file and the fix; nothing
+is ever read from `.cache/`. What a snapshot seals is therefore computed from verified store
+data only (README "Caches").
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from functools import partial
@@ -21,6 +29,7 @@ from typing import Any, TypeVar
 
 import pyarrow as pa
 
+from chronicle.errors import StoreError
 from chronicle.models import (
     FailureRecord,
     MetricRow,
@@ -30,8 +39,13 @@ from chronicle.models import (
     Thread,
     parse_time,
 )
-from chronicle.store.compact import read_compact, write_compact
-from chronicle.store.files import damaged, parse_records, read_parquet
+from chronicle.store.files import (
+    damaged,
+    parquet_from_bytes,
+    parquet_time_range,
+    parse_json,
+    parse_json_records,
+)
 from chronicle.store.hashing import sha256_bytes
 from chronicle.store.manifest import manifest_problems
 
@@ -113,27 +127,50 @@ def read_snapshot_info(folder: Path) -> SnapshotInfo:
     return SnapshotInfo(folder.name, taken, folder, manifest, sha256_bytes(raw))
 
 
-class Store:
-    """Read the store rooted at a chronicle's docs/ folder (cached until `refresh()`)."""
+class _Shared:
+    """What every view of one store shares (Store.before): what was read, once."""
 
-    def __init__(self, docs: Path) -> None:
+    def __init__(self) -> None:
+        # A complete snapshot never changes (append-only, published by one rename), so
+        # what was read from it is kept across refresh(): a process that appends a
+        # snapshot a night (the demo) reads and checks each earlier one once, not once
+        # a night. Only what passed its check against the chain is ever kept here.
+        self.read: dict[tuple[str, ...], Any] = {}
+        self.snapshots: list[SnapshotInfo] | None = None
+
+
+class Store:
+    """Read the store rooted at a chronicle's docs/ folder (cached until `refresh()`),
+    checking every byte it returns against the hash chain."""
+
+    def __init__(self, docs: Path, *, until: str | None = None,
+                 shared: _Shared | None = None) -> None:
         self.docs = docs
         self.data = docs / DATA_DIR
         self.days = docs / DAYS_DIR
+        self.until = until  # a view: only the snapshots taken before this one (`before`)
         self._cache = _Cache()
-        self._snapshots: list[SnapshotInfo] | None = None
-        # A complete snapshot never changes (append-only, published by one rename), so
-        # what was read from it is kept across refresh(): a process that appends a
-        # snapshot a night (the demo) reads each earlier one once, not once a night.
-        self._read: dict[tuple[str, ...], Any] = {}
+        self._shared = shared or _Shared()
 
     def refresh(self) -> None:
         """Forget the snapshot list (a snapshot was just appended)."""
-        self._snapshots = None
+        self._shared.snapshots = None
+
+    def before(self, sid: str) -> Store:
+        """Return the store as the snapshot `sid` found it: the snapshots taken before it
+        (what it has read and checked is shared; rows already loaded are kept)."""
+        view = Store(self.docs, until=sid, shared=self._shared)
+        if self._cache.metrics is not None and all(i < sid for i in self._cache.ids):
+            view._cache = _Cache(self._cache.ids, self._cache.metrics)
+        return view
 
     def snapshots(self) -> list[SnapshotInfo]:
-        """Return every complete snapshot, oldest first."""
-        if self._snapshots is None:
+        """Return every complete snapshot, oldest first (of a view: those before it).
+
+        StoreError if a manifest does not name its predecessor's exact sha256: the chain
+        is what every other file is checked against.
+        """
+        if self._shared.snapshots is None:
             found = []
             if self.data.is_dir():
                 for child in sorted(self.data.iterdir()):
@@ -141,20 +178,50 @@ class Store:
                         continue
                     found.append(self._once((child.name, MANIFEST),
                                             partial(read_snapshot_info, child)))
-            self._snapshots = found
-        return list(self._snapshots)
+            _check_chain(found)
+            self._shared.snapshots = found
+        if self.until is None:
+            return list(self._shared.snapshots)
+        return [s for s in self._shared.snapshots if s.id < self.until]
 
     def _once(self, key: tuple[str, ...], read: Callable[[], T]) -> T:
         """Return what `read` reads from a complete snapshot, reading it once per Store."""
-        if key not in self._read:
-            self._read[key] = read()
-        value: T = self._read[key]
+        if key not in self._shared.read:
+            self._shared.read[key] = read()
+        value: T = self._shared.read[key]
         return value
+
+    def file_bytes(self, snap: SnapshotInfo, name: str, what: str) -> bytes:
+        """Return the bytes of a snapshot's file `name` (listed in its manifest), checked
+        against the sha256 and size the manifest recorded; StoreError naming it if not."""
+        path = snap.path / name
+        meta = snap.files.get(name)
+        if meta is None:
+            raise damaged(path, what, f"not listed in its manifest {snap.id}/{MANIFEST}")
+        return _checked(path, what, meta, f"its manifest {snap.id}/{MANIFEST}")
 
     def _records(self, snap: SnapshotInfo, name: str, what: str,
                  parse: Callable[[Any], T]) -> list[T]:
-        return self._once((snap.id, name),
-                          lambda: parse_records(snap.path / name, what, parse))
+        return self._once((snap.id, name), lambda: parse_json_records(
+            self.file_bytes(snap, name, what), snap.path / name, what, parse))
+
+    def _metrics(self, snap: SnapshotInfo) -> pa.Table:
+        """Return a snapshot's checked metrics.parquet, whole (not kept: load_metrics keeps
+        every table it reads, concatenated)."""
+        path = snap.path / "metrics.parquet"
+        blob = self.file_bytes(snap, "metrics.parquet", "metrics file")
+        # Its time range (provenance) comes from the same checked bytes: one read each.
+        self._once((snap.id, "metrics.parquet", "range"),
+                   partial(parquet_time_range, blob, path))
+        return parquet_from_bytes(blob, path)
+
+    def metrics_range(self, snap: SnapshotInfo) -> tuple[float, float] | None:
+        """Return (first, last) timestamp of a snapshot's metrics file (None: no rows)."""
+        def read() -> tuple[float, float] | None:
+            blob = self.file_bytes(snap, "metrics.parquet", "metrics file")
+            return parquet_time_range(blob, snap.path / "metrics.parquet")
+
+        return self._once((snap.id, "metrics.parquet", "range"), read)
 
     def latest(self) -> SnapshotInfo | None:
         snaps = self.snapshots()
@@ -168,26 +235,60 @@ class Store:
                 out.setdefault(date.fromisoformat(day), snap)
         return out
 
+    def _sealer(self, rel: str) -> tuple[SnapshotInfo, dict[str, Any]] | None:
+        """Return the snapshot (of this view) that sealed `rel`, and its manifest entry."""
+        for snap in self.snapshots():
+            for files in snap.sealed.values():
+                if rel in files:
+                    return snap, files[rel]
+        return None
+
+    def sealed_bytes(self, rel: str) -> bytes | None:
+        """Return a sealed file (path relative to docs/) checked against the manifest that
+        sealed it; None if no snapshot (of this view) seals it."""
+        found = self._sealer(rel)
+        if found is None:
+            return None
+        snap, meta = found
+        return _checked(self.docs / rel, "sealed file", meta,
+                        f"the manifest {snap.id}/{MANIFEST} that sealed it")
+
+    def sealed_day(self, day: date) -> dict[str, Any] | None:
+        """Return the sealed JSON of `day` (checked against its sealing manifest), or None
+        if the day is not sealed (in this view)."""
+        rel = f"{DAYS_DIR}/{day.isoformat()}.json"
+        found = self._sealer(rel)
+        if found is None:
+            return None
+        snap, meta = found
+
+        def read() -> dict[str, Any]:
+            blob = _checked(self.docs / rel, "sealed day JSON", meta,
+                            f"the manifest {snap.id}/{MANIFEST} that sealed it")
+            parsed = parse_json(blob, self.docs / rel, "sealed day JSON")
+            if not isinstance(parsed, dict) or parsed.get("date") != day.isoformat():
+                raise damaged(self.docs / rel, "sealed day JSON",
+                              f"not the JSON of day {day.isoformat()}")
+            return parsed
+
+        # A sealed file never changes either: read and checked once per process.
+        return self._once((snap.id, rel), read)
+
     def load_metrics(self) -> pa.Table:
         """Return every stored metric row once, sorted by run, step.
 
-        The first call in a process starts from the compact copy of earlier snapshots'
-        rows when one is valid (store/compact.py), and leaves an up-to-date one behind;
-        later calls (a demo's nights in one process) extend the table in memory only.
+        The first call reads every snapshot's metrics.parquet (each checked against its
+        manifest); later calls (a demo's nights in one process) extend the table in
+        memory by the snapshots added since.
         """
         snaps = self.snapshots()
         ids = tuple(s.id for s in snaps)
-        from_disk = self._cache.metrics is None
         if self._cache.ids != ids[: len(self._cache.ids)] or self._cache.metrics is None:
-            from_disk = True
             self._cache = _Cache()
-            found = read_compact(self.docs, [s.manifest_sha256 for s in snaps])
-            if found is not None:
-                self._cache.ids, self._cache.metrics = ids[: found[0]], found[1]
         new = [s for s in snaps[len(self._cache.ids) :] if "metrics.parquet" in s.files]
         rows_before = self._cache.metrics.num_rows if self._cache.metrics is not None else 0
         tables = [self._cache.metrics] if self._cache.metrics is not None else []
-        added = [read_parquet(s.path / "metrics.parquet") for s in new]
+        added = [self._metrics(s) for s in new]
         tables += added
         if not tables:
             table = pa.table(
@@ -203,8 +304,6 @@ class Store:
             table = pa.concat_tables(tables, promote_options="default")
         if new:
             table = table.sort_by([("run", "ascending"), ("step", "ascending")])
-            if from_disk:
-                write_compact(self.docs, snaps[-1].manifest_sha256, table)
         if self._cache.keys and len(self._cache.keys) == rows_before:
             # A step is stored once (snapshot/take.py), so the keys only grow by the new rows.
             self._cache.keys |= {key for t in added for key in _keys(t)}
@@ -218,14 +317,6 @@ class Store:
             self._cache.last_steps = (table.num_rows, dict(sorted(last.items())))
         self._cache.ids, self._cache.metrics = ids, table
         return table
-
-    def keep_compact(self) -> None:
-        """Leave the compact copy of every stored row behind (store/compact.py), for the
-        next process to start from: load_metrics() only writes it when it read from disk,
-        so one that appended many snapshots (the demo) would leave an old one."""
-        table, snaps = self.load_metrics(), self.snapshots()
-        if snaps and table.num_rows:
-            write_compact(self.docs, snaps[-1].manifest_sha256, table)
 
     def stored_keys(self) -> set[tuple[str, int]]:
         """Return the (run, step) pairs already stored."""
@@ -245,7 +336,7 @@ class Store:
     def _latest(self, name: str, what: str, parse: Callable[[Any], T]) -> list[T] | None:
         for snap in reversed(self.snapshots()):
             if name in snap.files:
-                return parse_records(snap.path / name, what, parse)
+                return self._records(snap, name, what, parse)
         return None
 
     def load_runs(self) -> list[RunRecord]:
@@ -257,51 +348,86 @@ class Store:
         found = self._latest("failures.json", "failure records file", FailureRecord.from_json)
         return found or []
 
+    def failures_of(self, snap: SnapshotInfo) -> list[FailureRecord]:
+        """Return the failure records a snapshot stored (none if it has no failures.json)."""
+        if "failures.json" not in snap.files:
+            return []
+        return self._records(snap, "failures.json", "failure records file",
+                             FailureRecord.from_json)
+
+    def failures_at(self, snap: SnapshotInfo) -> list[FailureRecord]:
+        """Return the failure records known at `snap`: those of the newest snapshot up to
+        it that stored them (a snapshot whose sources all failed may have none)."""
+        for earlier in reversed([s for s in self.snapshots() if s.taken_at <= snap.taken_at]):
+            if "failures.json" in earlier.files:
+                return self._records(earlier, "failures.json", "failure records file",
+                                     FailureRecord.from_json)
+        return []
+
     def failures_first_seen(self) -> dict[str, datetime]:
         """Return when each failure id first appeared in a snapshot's failures.json."""
         seen: dict[str, datetime] = {}
         for snap in self.snapshots():
-            if "failures.json" in snap.files:
-                path = snap.path / "failures.json"
-                for fid in parse_records(path, "failure records file", lambda r: str(r["id"])):
-                    seen.setdefault(fid, snap.taken_at)
+            for record in self.failures_of(snap):
+                seen.setdefault(record.id, snap.taken_at)
         return seen
 
     def thread_history(self) -> dict[int, list[tuple[SnapshotInfo, Thread]]]:
         """Return, per issue number, each stored state of the thread, oldest first."""
         out: dict[int, list[tuple[SnapshotInfo, Thread]]] = {}
         for snap in self.snapshots():
-            if "threads.json" not in snap.files:
-                continue
-            for thread in self._records(snap, "threads.json", "issue threads file",
-                                        Thread.from_json):
+            for thread in self.threads_of(snap) or ():
                 out.setdefault(thread.number, []).append((snap, thread))
         return out
 
+    def threads_of(self, snap: SnapshotInfo) -> list[Thread] | None:
+        """Return the threads a snapshot stored (None: it has no threads.json)."""
+        if "threads.json" not in snap.files:
+            return None
+        return self._records(snap, "threads.json", "issue threads file", Thread.from_json)
+
+    def runs_of(self, snap: SnapshotInfo) -> list[RunRecord] | None:
+        """Return the W&B run records a snapshot stored (None: it has no runs.json)."""
+        if "runs.json" not in snap.files:
+            return None
+        return self._records(snap, "runs.json", "run records file", RunRecord.from_json)
+
+    def pulls_of(self, snap: SnapshotInfo) -> list[PullRequest] | None:
+        """Return the merged pull requests a snapshot stored (None: it has no pulls.json)."""
+        if "pulls.json" not in snap.files:
+            return None
+        return self._records(snap, "pulls.json", "pull requests file", PullRequest.from_json)
+
+    def metrics_of(self, snap: SnapshotInfo) -> pa.Table | None:
+        """Return the rows a snapshot stored, as read (None: it has no metrics.parquet)."""
+        return self._metrics(snap) if "metrics.parquet" in snap.files else None
+
     def run_history(self) -> list[tuple[SnapshotInfo, list[RunRecord]]]:
         """Return each snapshot's W&B run records (runs.json), oldest first."""
-        return [(snap, self._records(snap, "runs.json", "run records file",
-                                     RunRecord.from_json))
-                for snap in self.snapshots() if "runs.json" in snap.files]
+        return [(snap, runs) for snap in self.snapshots()
+                if (runs := self.runs_of(snap)) is not None]
 
     def pull_history(self) -> list[tuple[SnapshotInfo, list[PullRequest]]]:
         """Return each snapshot's merged pull requests (pulls.json), oldest first."""
-        return [(snap, self._records(snap, "pulls.json", "pull requests file",
-                                     PullRequest.from_json))
-                for snap in self.snapshots() if "pulls.json" in snap.files]
+        return [(snap, pulls) for snap in self.snapshots()
+                if (pulls := self.pulls_of(snap)) is not None]
 
     def rows_with(self, key: str, prefix: str = "") -> list[tuple[SnapshotInfo, list[MetricRow]]]:
         """Return, per snapshot, its stored rows where `key` was logged (not null).
 
         Each row has run, step, timestamp, `key` and the columns starting with `prefix`
-        that are not null in it. Only the Parquet columns needed are read.
+        that are not null in it. Only the Parquet columns needed are decoded.
         """
         out: list[tuple[SnapshotInfo, list[MetricRow]]] = []
         for snap in self.snapshots():
             if "metrics.parquet" not in snap.files:
                 continue
-            rows = self._once((snap.id, "metrics.parquet", key, prefix),
-                              partial(_rows_with, snap.path / "metrics.parquet", key, prefix))
+
+            def read(snap: SnapshotInfo = snap) -> list[MetricRow]:
+                blob = self.file_bytes(snap, "metrics.parquet", "metrics file")
+                return _rows_with(blob, snap.path / "metrics.parquet", key, prefix)
+
+            rows = self._once((snap.id, "metrics.parquet", key, prefix), read)
             if rows:
                 out.append((snap, rows))
         return out
@@ -320,6 +446,43 @@ class Store:
         return out
 
 
+def _checked(path: Path, what: str, meta: Mapping[str, Any], recorded_by: str) -> bytes:
+    """Return the bytes of `path` if they are the ones `meta` records; StoreError if not."""
+    try:
+        blob = path.read_bytes()
+    except OSError as err:
+        raise damaged(path, what, f"listed in {recorded_by} but unreadable: {err}") from err
+    if len(blob) != meta.get("size") or sha256_bytes(blob) != meta.get("sha256"):
+        raise damaged(path, what, f"altered: its sha256 is {sha256_bytes(blob)[:12]}…, "
+                                  f"{recorded_by} recorded {str(meta.get('sha256'))[:12]}…")
+    return blob
+
+
+def _check_chain(snaps: list[SnapshotInfo]) -> None:
+    """StoreError unless each manifest names its predecessor's id and exact sha256."""
+    before: SnapshotInfo | None = None
+    for snap in snaps:
+        prev = snap.manifest.get("previous")
+        where = snap.path / MANIFEST
+        if before is None and prev is not None:
+            raise StoreError(
+                f"{where}: names the predecessor {prev.get('snapshot')}, which is not in "
+                f"{snap.path.parent} (a snapshot was deleted); restore it from git, and run "
+                "`chronicle verify` to see what else is missing")
+        if before is not None and (prev is None or prev.get("snapshot") != before.id):
+            want = prev.get("snapshot") if prev else None
+            raise StoreError(
+                f"{where}: names the predecessor {want}, but the snapshot before it is "
+                f"{before.id} (a snapshot was deleted or added out of order); restore "
+                "docs/data from git, and run `chronicle verify` to see what else is wrong")
+        if before is not None and prev is not None and prev.get("sha256") != before.manifest_sha256:
+            old = before.path / MANIFEST
+            raise damaged(old, "manifest", f"altered: its sha256 is "
+                          f"{before.manifest_sha256[:12]}…, the next snapshot {snap.id} "
+                          f"recorded {str(prev.get('sha256'))[:12]}…")
+        before = snap
+
+
 def _last_steps(table: pa.Table) -> dict[str, int]:
     """Return the largest step of each run in `table`, by run name."""
     if table.num_rows == 0:
@@ -329,13 +492,13 @@ def _last_steps(table: pa.Table) -> dict[str, int]:
                            strict=True)))
 
 
-def _rows_with(path: Path, key: str, prefix: str) -> list[MetricRow]:
+def _rows_with(blob: bytes, path: Path, key: str, prefix: str) -> list[MetricRow]:
     """Return the rows of one metrics file where `key` was logged (Store.rows_with)."""
-    names = read_parquet(path, schema_only=True).schema.names
+    names = parquet_from_bytes(blob, path, schema_only=True).schema.names
     if key not in names:
         return []
     extra = [n for n in names if prefix and n.startswith(prefix) and n != key]
-    table = read_parquet(path, columns=["run", "step", "timestamp", key, *extra])
+    table = parquet_from_bytes(blob, path, columns=["run", "step", "timestamp", key, *extra])
     table = table.filter(table.column(key).is_valid())
     return [{k: v for k, v in row.items() if v is not None} for row in table.to_pylist()]
 

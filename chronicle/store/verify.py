@@ -10,14 +10,14 @@ api/latest.json publish its manifest's sha256.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chronicle.errors import ChronicleError
+from chronicle.errors import ChronicleError, StoreError
 from chronicle.models import parse_time
+from chronicle.nofollow import links_under
 from chronicle.store.hashing import sha256_bytes, sha256_file
 from chronicle.store.manifest import SHA256, SNAPSHOT_ID, manifest_problems, sealed_problems
 from chronicle.store.read import MANIFEST, MANIFEST_FORMAT, SnapshotInfo, Store, snapshot_id
@@ -114,25 +114,61 @@ def _unsealed(store: Store, sealed_paths: set[str]) -> list[Problem]:
     return out
 
 
+def refuse_unsealed(store: Store) -> None:
+    """Refuse (StoreError, exit 2) a store whose docs/days holds a file no manifest seals:
+    `build` would publish it as a sealed page (and a name that is not a date stopped it
+    with a traceback). `verify` lists each such file; this names the first."""
+    sealed = {rel for snap in store.snapshots() for files in snap.sealed.values()
+              for rel in files}
+    strays = _unsealed(store, sealed)
+    if strays:
+        more = f" ({len(strays) - 1} more day(s): `chronicle verify` lists them)" \
+            if len(strays) > 1 else ""
+        raise StoreError(
+            f"{store.docs.parent / strays[0].path}: not sealed by any snapshot manifest{more}; "
+            "docs/days holds sealed pages only (a file added by hand, or copied from another "
+            "chronicle): remove it, or restore docs/ from git, then build again")
+
+
 def parse_head(data: bytes, source: str) -> Head:
-    """Return the chain head published in `data`: an api/latest.json, or a MANIFEST.json."""
+    """Return the chain head published in `data`: an api/latest.json, or a MANIFEST.json.
+
+    What was read is checked before anything uses it: a snapshot id names a snapshot
+    folder (never a path such as `/etc` or `../x`), a sha256 is 64 hex digits.
+    """
+    fix = "pass a chronicle's api/latest.json, a MANIFEST.json, or the head's sha256"
     try:
         doc = json.loads(data)
     except ValueError as err:
-        raise ChronicleError(f"{source}: not JSON ({err}); pass a chronicle's api/latest.json, "
-                             "a MANIFEST.json, or the head's sha256") from None
+        raise ChronicleError(f"{source}: not JSON ({err}); {fix}") from None
+    except RecursionError:
+        raise ChronicleError(f"{source}: not JSON a chronicle writes (nested too deeply to "
+                             f"read); {fix}") from None
     if isinstance(doc, Mapping) and isinstance(doc.get("head"), Mapping):
         head = doc["head"]
         sid, sha = head.get("snapshot"), head.get("sha256")
-        if isinstance(sid, str) and isinstance(sha, str) and SHA256.match(sha):
-            return Head(sid, sha, source)
+        if not (isinstance(sid, str) and SNAPSHOT_ID.match(sid)):
+            raise ChronicleError(f"{source}: head.snapshot is {_shown(sid)}, not a snapshot "
+                                 f"id (like 2026-09-30T031700Z); {fix}")
+        if not (isinstance(sha, str) and SHA256.match(sha)):
+            raise ChronicleError(f"{source}: head.sha256 is {_shown(sha)}, not a sha256 (64 "
+                                 f"hex digits); {fix}")
+        return Head(sid, sha.lower(), source)
     if isinstance(doc, Mapping) and doc.get("format") == MANIFEST_FORMAT:
-        return Head(str(doc.get("snapshot")), sha256_bytes(data), source)
+        problems = manifest_problems(doc)
+        if problems:
+            raise ChronicleError(f"{source}: a malformed manifest ({problems[0]}); {fix}")
+        return Head(str(doc["snapshot"]), sha256_bytes(data), source)
     older = isinstance(doc, Mapping) and "snapshot" in doc and "head" not in doc
     raise ChronicleError(f"{source}: holds no chain head" + (
         " (a site built by an older chronicle publishes none: use the sha256 of the "
-        "newest MANIFEST.json it serves)" if older else
-        "; pass a chronicle's api/latest.json, a MANIFEST.json, or the head's sha256"))
+        "newest MANIFEST.json it serves)" if older else f"; {fix}"))
+
+
+def _shown(value: Any) -> str:
+    """Return a value read from outside, cut short and printable, for a message."""
+    text = json.dumps(value, ensure_ascii=True)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def verify_against(store: Store, head: Head) -> list[Problem]:
@@ -183,13 +219,11 @@ def _check_layout(store: Store) -> list[Problem]:
                 out.append(Problem(_rel(store, child), "not a snapshot folder (named like "
                                    "2026-09-30T031700Z): remove it from docs/data"))
     for top in (store.data, store.days):
-        for dirpath, dirnames, filenames in os.walk(top) if top.is_dir() else ():
-            for name in sorted(dirnames + filenames):
-                path = Path(dirpath) / name
-                if path.is_symlink():
-                    out.append(Problem(_rel(store, path), "a symlink: the store holds regular "
-                                       "files only (a link can point anywhere): replace it "
-                                       "with the file from git"))
+        for path, what in links_under(top) if top.is_dir() else ():
+            what = "a symlink" if what == "a symbolic link" else what
+            out.append(Problem(_rel(store, path), f"{what}: the store holds regular files "
+                               "only (a link can point anywhere, a FIFO never ends): "
+                               "replace it with the file from git"))
     return out
 
 

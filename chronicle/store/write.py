@@ -23,7 +23,6 @@ from chronicle import __version__
 from chronicle.errors import StoreError
 from chronicle.models import (
     FailureRecord,
-    MetricRow,
     PullRequest,
     RunRecord,
     SourceStatus,
@@ -42,13 +41,13 @@ from chronicle.store.read import (
     read_snapshot_info,
     snapshot_id,
 )
-from chronicle.store.tables import parquet_bytes
+from chronicle.store.tables import Rows, parquet_bytes
 
 
 def write_snapshot(
     store: Store,
     taken_at: datetime,
-    metrics: list[MetricRow] | None,
+    metrics: Rows | None,
     runs: list[RunRecord] | None,
     threads: list[Thread] | None,
     failures: list[FailureRecord],
@@ -59,7 +58,8 @@ def write_snapshot(
 ) -> SnapshotInfo:
     """Append one snapshot (and seal the given days); return it.
 
-    `metrics` holds only rows not stored before; None (source failed) writes no file.
+    `metrics` holds only rows not stored before (a table, or MetricRow dicts); None
+    (source failed) writes no file.
     `pulls` None (GitHub failed, or no `github.pulls` configured) writes no pulls.json.
     `sealed` maps a day (YYYY-MM-DD) to its files, paths relative to docs/.
     """
@@ -143,7 +143,7 @@ def _manifest(sid: str, taken_at: datetime, latest: SnapshotInfo | None,
 
 
 def _snapshot_files(
-    metrics: list[MetricRow] | None,
+    metrics: Rows | None,
     runs: list[RunRecord] | None,
     threads: list[Thread] | None,
     failures: list[FailureRecord],

@@ -29,6 +29,7 @@ from tests.rehearsal.checks import NightResult, RehearsalFailure, check_final, c
 from tests.rehearsal.world import (
     ENTITY,
     MAINTAINER_SUBJECT,
+    MIN_NIGHTS,
     PROJECT,
     RUN,
     START,
@@ -44,6 +45,8 @@ from tests.support.workflows import NIGHTLY, load_workflow, run_step
 # >= 40 characters, as W&B keys are; the checks make sure it never reaches a file.
 API_KEY = "rehearsal-wandb-key-0123456789abcdef-0123456789abcdef"
 GH_TOKEN = "ghs_rehearsal0123456789abcdefREHEARSAL"
+CACHE_KEY = "rehearsal-cache-key-0123456789abcdef"  # signs .cache/chronicle's entries
+COLD_NIGHT = MIN_NIGHTS  # the night the workflow also builds without the cache
 BRANCH = "main"
 # `run:` steps that only make sense on a GitHub runner, by name, and why they are skipped.
 SKIPPED = {
@@ -179,6 +182,9 @@ def _context(scratch: Scratch, night: Night,
         "github.ref": f"refs/heads/{BRANCH}",
         "runner.temp": str(scratch.temp),
         "inputs.as_of": night.stamp,
+        # One night builds the site again without the cache and compares (Sundays do).
+        "inputs.cold_build": "true" if night.number == COLD_NIGHT else "false",
+        "secrets.CHRONICLE_CACHE_KEY": CACHE_KEY,
         "vars.CHRONICLE_PACKAGE": "",
     }
     for step_id, values in outputs.items():
@@ -281,7 +287,7 @@ def rehearse(nights: int, root: Path, echo: Any = _say) -> list[NightResult]:
                                  time.monotonic() - started, note)
             results.append(result)
             echo(result.line())
-        check_final(scratch.root, plan, results, secrets=(API_KEY, GH_TOKEN))
+        check_final(scratch.root, plan, results, secrets=(API_KEY, GH_TOKEN, CACHE_KEY))
     return results
 
 

@@ -18,6 +18,7 @@ from chronicle.config import RunConfig, load_config
 from chronicle.models import Comment, FailureRecord, MetricRow, RunRecord, SourceStatus, Thread
 from chronicle.render.day import render_day_files
 from chronicle.render.day_charts import day_charts
+from chronicle.render.i18n import ENGLISH
 from chronicle.render.prose import write_summary
 from chronicle.render.svg import render_svg
 from chronicle.store import Store, snapshot_id, write_snapshot
@@ -149,8 +150,8 @@ def make_chronicle(root: Path, nights: int = 4, failed_source: str | None = None
         series = build_series(table, [run], config)
         sid = snapshot_id(taken)
         summary = summarize_day(day, series, failures, history, config, sid, taken, previous)
-        summary["summary"] = write_summary(summary)
-        charts = day_charts(day, series, failures, config)
+        summary["summary"] = write_summary(summary, ENGLISH)
+        charts = day_charts(day, series, failures, config, ENGLISH)
         svgs = {n: render_svg(s) for n, s in charts.items()}
         statuses = [SourceStatus("wandb", not (fail_now and failed_source == "wandb"),
                                  "HTTP 502 from api.wandb.ai" if fail_now else None),

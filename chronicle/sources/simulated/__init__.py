@@ -17,13 +17,14 @@ import numpy as np
 from chronicle.config import RunConfig
 from chronicle.models import Fetched, SourceStatus
 from chronicle.sources.github import parse_thread
+from chronicle.sources.history import HistoryTable, RowBounds
 from chronicle.sources.pulls import collect_pulls
 from chronicle.sources.simulated.metrics import EVAL_KEYS, TRAIN_KEYS, utc
 from chronicle.sources.simulated.plan import MIXTURE_KEYS
 from chronicle.sources.simulated.pulls import PullPages, build_pulls
 from chronicle.sources.simulated.threads import build_issues, issue_payloads
 from chronicle.sources.simulated.wandb_payloads import SimulatedWandb
-from chronicle.sources.wandb import parse_history_row, parse_run
+from chronicle.sources.wandb import parse_run
 
 
 class SimulatedRun(SimulatedWandb):
@@ -76,17 +77,19 @@ def fetch_simulated(config: RunConfig, last_steps: dict[str, int], since: dateti
     sim = sim or SimulatedRun(config)
     keys = frozenset(k for k in TRAIN_KEYS + EVAL_KEYS + MIXTURE_KEYS if config.wandb.keeps(k))
     nodes = sim.run_nodes(as_of)
-    runs, metrics = [], []
+    runs = []
+    # The simulated clock is `as_of`: no row of it is later than the snapshot.
+    history = HistoryTable(keys.__contains__, RowBounds.of_run(config.run.start, as_of),
+                           as_of.timestamp())
     for k, node in enumerate(nodes):
         rid = str(node["name"])
         parent = str(nodes[k - 1]["name"]) if k else None
         url = f"https://wandb.ai/{config.wandb.entity}/{config.wandb.project}/runs/{rid}"
         runs.append(parse_run(node, parent=parent,
                               fork_step=sim.fork_steps[k - 1] if k else None, url=url))
-        for raw in sim.history(rid, last_steps.get(rid, -1) + 1, as_of):
-            row = parse_history_row(rid, raw, keys)
-            if row is not None:
-                metrics.append(row)
+        first = last_steps.get(rid, -1) + 1
+        history.add(rid, sim.history(rid, first, as_of), first)
+    metrics = history.table()
     threads = [parse_thread(issue, comments) for issue, comments in sim.issues(since, as_of)]
     github: dict[str, Any] = {"threads": len(threads)}
     pulls = None
@@ -97,7 +100,7 @@ def fetch_simulated(config: RunConfig, last_steps: dict[str, int], since: dateti
                                       config.github.repo, wanted.paths, wanted.labels,
                                       pulls_since or start, as_of)
         github.update(pulls=len(pulls), pulls_looked_at=looked)
-    statuses = (SourceStatus("wandb", True, detail={"rows": len(metrics), "runs": len(runs)}),
+    statuses = (SourceStatus("wandb", True, detail={"rows": history.good, "runs": len(runs)}),
                 SourceStatus("github", True, detail=github))
     return Fetched(metrics=metrics, runs=runs, threads=threads, failures=[], statuses=statuses,
                    pulls=pulls)

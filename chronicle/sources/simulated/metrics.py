@@ -57,6 +57,29 @@ TRAIN_KEYS = (
 EVAL_KEYS = ("eval_dropless/paloma/macro_loss", "eval/paloma/macro_loss")
 
 
+
+# The simulated run must be the same numbers on every machine: a demo's sealed bytes, the
+# goldens and `verify --recompute` compare them exactly. NumPy computes exp, log and
+# power of float64 arrays with Intel's SVML where the CPU has AVX-512 and with the C
+# library elsewhere, and the two differ in the last bit; these always use the C library.
+def _elementwise(fn: Any) -> Any:
+    def apply(x: Any, *args: float) -> npt.NDArray[np.float64]:
+        a = np.asarray(x, dtype=float)
+        out = [fn(v, *args) for v in a.ravel().tolist()]
+        return np.array(out, dtype=float).reshape(a.shape)
+    return apply
+
+
+def _c_pow(x: float, y: float) -> float:
+    try:
+        return math.pow(x, y)
+    except (ValueError, ZeroDivisionError):  # 0 ** -y, a negative base: NumPy's inf / nan
+        return float(np.power(x, y))
+
+
+_exp, _log, _log1p, _pow = (_elementwise(f) for f in (math.exp, math.log, math.log1p,
+                                                       _c_pow))
+
 @dataclass(frozen=True)
 class _Drawn:
     """The random draws of a timeline, before the planned forks join it."""
@@ -174,8 +197,8 @@ class SimulatedMetrics:
 
     def _loss_base(self, s: Arr) -> Arr:
         """Train loss before noise: fast early drop from ~11.8, then a power law."""
-        tail = 1.0 + 6.6 * (s + 300.0) ** -0.31
-        return tail + (11.8 - tail) * np.exp(-((s / 620.0) ** 1.7))
+        tail = 1.0 + 6.6 * _pow(s + 300.0, -0.31)
+        return tail + (11.8 - tail) * _exp(-_pow(s / 620.0, 1.7))
 
     def _metrics(self) -> None:
         """Every logged value, vectorised over rows; spikes and NaN rows injected.
@@ -190,19 +213,19 @@ class SimulatedMetrics:
         eq = np.where(ctx, self.plan.equivalent(s), s)
         p = eq / self.planned
         spike, fast = self._spikes(s)
-        loss = self._loss_base(eq) + rng.normal(0, 0.007, n) * (1 + 2 * np.exp(-s / 3000)) + spike
+        loss = self._loss_base(eq) + rng.normal(0, 0.007, n) * (1 + 2 * _exp(-s / 3000)) + spike
         lr = self._learning_rate(s, eq, ctx)
         peak = rng.uniform(0.25, 0.38)
-        grad = (0.19 + np.exp(-((s / 1300.0) ** 1.5)) * 0.95
-                + 0.2 * (p / peak) ** 1.2 * np.exp(1.2 * (1 - p / peak)))
+        grad = (0.19 + _exp(-_pow(s / 1300.0, 1.5)) * 0.95
+                + 0.2 * _pow(p / peak, 1.2) * _exp(1.2 * (1 - p / peak)))
         grad *= rng.lognormal(0, 0.1, n) * (1 + rng.uniform(4, 8) * fast)
-        drop = (0.034 * (1 - np.exp(-s / 400)) + 0.01 * np.exp(-np.log((s + 1) / 2500) ** 2))
+        drop = (0.034 * (1 - _exp(-s / 400)) + 0.01 * _exp(-_log((s + 1) / 2500) ** 2))
         drop = drop * (1 - 0.25 * p) * rng.lognormal(0, 0.03, n) + 0.08 * fast
         drop[s == 0] = 0.1043
         since = np.maximum(s - self.plan.context_step, 0.0)
-        rebound = 1 + DROP_REBOUND * (1 - np.exp(-since / DROP_REBOUND_STEPS))
+        rebound = 1 + DROP_REBOUND * (1 - _exp(-since / DROP_REBOUND_STEPS))
         drop = np.where(ctx, drop * rebound, drop)  # more tokens overflow expert capacity
-        entropy = 5.9475 - 0.01 * np.sqrt(p) - 0.002 * (1 - np.exp(-s / 2000))
+        entropy = 5.9475 - 0.01 * np.sqrt(p) - 0.002 * (1 - _exp(-s / 2000))
         entropy += rng.normal(0, 0.0006, n) - 0.03 * fast
         top = int(self.step[self.final].max())
         nan_pool = np.nonzero(self.final & ~self.restart & (spike < 1e-3)
@@ -226,7 +249,7 @@ class SimulatedMetrics:
             "optim/learning_rate": lr,
             "run_progress": s / self._train_steps[self.run].astype(np.float64),
             "train/router/routing_entropy_mean": entropy,
-            "train/router/bias_max": 0.15 + 12 * np.log1p(s / 400) * rng.lognormal(0, 0.02, n),
+            "train/router/bias_max": 0.15 + 12 * _log1p(s / 400) * rng.lognormal(0, 0.02, n),
             "memory/peak_gib": memory,
         }
         self.mixture_rows = self._mixture_rows()
@@ -249,8 +272,8 @@ class SimulatedMetrics:
         for s0 in self.spike_steps:
             since = np.where(s >= s0, s - s0, np.inf)  # exp(-inf) = 0 before the spike
             amp, tau = rng.uniform(0.35, 1.0), rng.uniform(60, 160)
-            spike += amp * np.exp(-since / tau)
-            fast += np.exp(-since / 30.0)
+            spike += amp * _exp(-since / tau)
+            fast += _exp(-since / 30.0)
         return spike, fast
 
     def _learning_rate(self, s: Arr, eq: Arr, ctx: npt.NDArray[np.bool_]) -> Arr:
@@ -273,10 +296,10 @@ class SimulatedMetrics:
         self.ev_step = self.step[at] - 1
         self.ev_run = self.run[at]
         self.ev_ts = self.ts[at] - np.minimum(0.35 * (self.ts[at] - self.ts[at - 1]), 25.0)
-        a = (EVAL_END - EVAL_FLOOR) * self.planned**EVAL_EXPONENT
+        a = (EVAL_END - EVAL_FLOOR) * math.pow(float(self.planned), EVAL_EXPONENT)
         ev_eq = np.where(ctx[at], self.plan.equivalent(self.ev_step.astype(float)),
                          self.ev_step.astype(float))
-        ev = EVAL_FLOOR + a * ev_eq ** -EVAL_EXPONENT
+        ev = EVAL_FLOOR + a * _pow(ev_eq, -EVAL_EXPONENT)
         ev += self.rng.normal(0, 0.003, at.size) + 0.5 * spike[at]
         self.ev_values = {EVAL_KEYS[0]: ev, EVAL_KEYS[1]: ev + 0.011}
 
