@@ -78,7 +78,7 @@ def _disk_context(command: str, kwargs: dict[str, Any]) -> tuple[Path, str]:
         return root / "docs" / "data", "no snapshot was written (the store is as it was)"
     if command in ("build", "serve"):
         site = kwargs.get("site_dir") or root / "site"
-        return Path(site), "the store is unchanged; the site was not completed"
+        return Path(site), "the store and the published site are as they were"
     if command == "demo":
         return root, "the nights snapshotted so far are kept (each one whole)"
     if command == "init":

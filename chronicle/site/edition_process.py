@@ -131,7 +131,8 @@ def _child(conn: Connection, config: RunConfig, mkdocs_yml: Path, staging: Path,
     except ChronicleError as err:
         report = ("error", str(err))
     except OSError as err:  # a full or read-only disk is the user's to fix: one message
-        refused = disk_error(err, staging, "the store is unchanged; the site was not completed")
+        refused = disk_error(err, staging,
+                             "the store and the published site are as they were")
         report = ("error", str(refused)) if refused else ("crash", traceback.format_exc())
     except Exception:
         report = ("crash", traceback.format_exc())

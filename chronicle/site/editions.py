@@ -28,11 +28,11 @@ from mkdocs.config.defaults import MkDocsConfig
 from pymdownx.slugs import slugify
 
 from chronicle.config import RunConfig
+from chronicle.executor import Executor
 from chronicle.render.day_charts import day_charts
 from chronicle.render.day_edition import RECORD_ROOT, edition_day_page
 from chronicle.render.embed import spec_json
 from chronicle.render.i18n import DEFAULT, NAMES, Language, edition_dir
-from chronicle.executor import Executor
 from chronicle.render.svg import render_statics
 from chronicle.site.build_cache import BuildCache, Caches, entry_key
 from chronicle.site.citable import day_sections, edition_url
