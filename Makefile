@@ -42,8 +42,10 @@ test: install chromium lint
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests"; exit 1; fi; exit $$rc
 
 ## Ratios against plain mkdocs, measured side by side (bench/__main__.py); ~10 min at 100 days.
+## Then each speed-up of the executor on and off on its row (bench/speedups.py; ~25 min).
 bench: install
 	$(PY) -m bench $(DAYS)
+	$(PY) -m bench.speedups $(DAYS)
 
 ## The soak: 35 nights of random source failures, SIGKILLs and concurrent commands
 ## (tests/support/soak.py); `make test` runs a 4-night one. SEED=n replays a run.

@@ -78,7 +78,7 @@ def _disk_context(command: str, kwargs: dict[str, Any]) -> tuple[Path, str]:
         return root / "docs" / "data", "no snapshot was written (the store is as it was)"
     if command in ("build", "serve"):
         site = kwargs.get("site_dir") or root / "site"
-        return Path(site), "the store is unchanged; the site was not completed"
+        return Path(site), "the store and the published site are as they were"
     if command == "demo":
         return root, "the nights snapshotted so far are kept (each one whole)"
     if command == "init":
@@ -146,17 +146,20 @@ def init(target: Path, source: str, name: str) -> None:
 @_clean_errors
 def snapshot(root: Path, as_of: str | None) -> None:
     """Fetch every source, append one snapshot, seal every closed day."""
+    from chronicle.executor import Executor
     from chronicle.snapshot.take import take_snapshot
 
     config = load_config(root)
     when = parse_as_of(as_of)
-    result = take_snapshot(
-        config,
-        when,
-        backfilled=as_of is not None
-        and config.source == "live"
-        and when < datetime.now(UTC) - timedelta(days=1),
-    )
+    with Executor() as executor:
+        result = take_snapshot(
+            config,
+            when,
+            backfilled=as_of is not None
+            and config.source == "live"
+            and when < datetime.now(UTC) - timedelta(days=1),
+            executor=executor,
+        )
     for line in result.recovered:
         click.echo(f"finished an interrupted snapshot: {line}")
     sealed = ", ".join(result.sealed) or "none"
@@ -195,12 +198,15 @@ def _site_dir_option(help_text: str) -> Callable[[F], F]:
 @_clean_errors
 def build(root: Path, site_dir: Path | None) -> None:
     """Build the site with mkdocs --strict (no network)."""
+    from chronicle.executor import Executor
     from chronicle.site.build import build_site
 
     config = load_config(root)
     started = time.perf_counter()
     cached: dict[str, int] = {}
-    out = build_site(config, site_dir.resolve() if site_dir else None, cached=cached)
+    with Executor() as executor:
+        out = build_site(config, site_dir.resolve() if site_dir else None, cached=cached,
+                         executor=executor)
     # A nightly's log shows whether .cache/chronicle was restored (README "Languages").
     click.echo(f"built {out} in {time.perf_counter() - started:.1f} s{_cache_use(cached)}")
 
@@ -352,10 +358,12 @@ def _published_head(against: str) -> Any:
 @_clean_errors
 def serve(root: Path, port: int) -> None:
     """Build, then preview the site on http://127.0.0.1:PORT/."""
+    from chronicle.executor import Executor
     from chronicle.site.build import build_site
 
     config = load_config(root)
-    site = build_site(config)
+    with Executor() as executor:
+        site = build_site(config, executor=executor)
     import http.server  # only `serve` needs it (~15 ms of every other command's start)
 
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
@@ -381,8 +389,10 @@ def serve(root: Path, port: int) -> None:
 def demo(days: int, out: Path) -> None:
     """Simulate a run, snapshot each night, seal each day, build the site (offline)."""
     from chronicle.demo import run_demo
+    from chronicle.executor import Executor
 
-    report = run_demo(out, days, echo=click.echo)
+    with Executor() as executor:
+        report = run_demo(out, days, echo=click.echo, executor=executor)
     click.echo(f"demo chronicle: {report.sealed} sealed days, {report.snapshots} snapshots")
     click.echo(
         f"open {out / 'site' / 'index.html'}, or serve it: "

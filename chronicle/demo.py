@@ -15,6 +15,7 @@ from pathlib import Path
 
 from chronicle.config import load_config
 from chronicle.errors import ChronicleError
+from chronicle.executor import Executor
 from chronicle.init import InitOptions, init_chronicle
 from chronicle.store import Store
 
@@ -118,14 +119,17 @@ def demo_options(days: int) -> InitOptions:
 
 def run_demo(
     out: Path, days: int, echo: Callable[[str], None] = print, build: bool = True,
-    nights: int | None = None,
+    nights: int | None = None, executor: Executor | None = None,
 ) -> DemoReport:
     """Scaffold `out` (if new), take one snapshot per night for `days` days, build.
 
     `nights` stops after that many nights (a later call continues: the store is
-    append-only), so the bench can time one nightly run on a long chronicle.
+    append-only), so the bench can time one nightly run on a long chronicle. `executor`:
+    the command's, for every night and the build (without one, the demo has its own).
     """
-    from chronicle.render.svg import stop_sealing_workers
+    if executor is None:
+        with Executor() as own:
+            return run_demo(out, days, echo, build, nights, own)
     from chronicle.site.build import build_site
     from chronicle.snapshot.fetch import fetch_simulated_source
     from chronicle.snapshot.take import take_snapshot
@@ -157,16 +161,17 @@ def run_demo(
             as_of,
             store=store,
             fetcher=lambda c, s, t: fetch_simulated_source(c, s, t, sim=sim),
+            executor=executor,
         )
         if night % 10 == 0 or night == config.simulated.days:
             echo(f"night {night:3d}: snapshot {result.snapshot}, sealed {', '.join(result.sealed)}")
     # The build runs beside its Chinese edition's process: the sealing workers' memory
     # (two vl-convert runtimes) goes back first; the build draws in one worker of its own.
-    stop_sealing_workers()
+    executor.stop_render_workers()
     seconds["snapshots"] = time.perf_counter() - started
     if build:
         started = time.perf_counter()
-        build_site(config)
+        build_site(config, executor=executor)
         seconds["build"] = time.perf_counter() - started
     return DemoReport(
         snapshots=len(store.snapshots()), sealed=len(store.sealed_days()), seconds=seconds

@@ -57,6 +57,13 @@ class SiteCheckError(ChronicleError):
     exit_code = EXIT_FAILURE
 
 
+class BuildProcessError(ChronicleError):
+    """A process building part of the site ended before it finished (killed, out of
+    memory): not the user's error, and nothing was published."""
+
+    exit_code = EXIT_FAILURE
+
+
 # What a write that the disk refused means, and what to do (README "Exit codes": 2).
 _DISK = {
     errno.ENOSPC: ("the disk is full", "free space on it"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bench.__main__ import Rounds, row
+from bench.speedups import Measured
 
 
 def test_a_row_is_the_ratio_of_medians_with_each_rounds_ratio() -> None:
@@ -21,3 +22,11 @@ def test_a_row_is_the_ratio_of_medians_with_each_rounds_ratio() -> None:
 def test_rounds_of_unequal_length_are_an_error() -> None:
     with pytest.raises(ValueError):
         Rounds(a=[1.0, 2.0], b=[1.0]).each()
+
+
+def test_a_speedup_is_kept_only_when_its_row_takes_10_percent_longer_without_it() -> None:
+    kept = Measured("copier", "build", on=[10.0, 12.0, 11.0], off=[12.5, 12.0, 13.0])
+    assert round(kept.gain, 3) == round(12.5 / 11.0, 3)
+    assert "off/on 1.14  keep  (rounds: 1.25 1.00 1.18)" in kept.line()
+    dropped = Measured("warm-up", "nightly", on=[10.0], off=[10.9])
+    assert "off/on 1.09  drop" in dropped.line()

@@ -12,7 +12,7 @@ from click.testing import CliRunner, Result
 from chronicle.cli import main
 from chronicle.errors import EXIT_FAILURE, EXIT_USAGE
 from chronicle.site.check import CHECKS
-from tests.support.site_factory import build_site, make_chronicle
+from tests.support.site_factory import build_site, chronicle_build, make_chronicle
 
 SID = "2026-09-30T031700Z"
 DAY = "2026-09-29"
@@ -37,6 +37,10 @@ DAY_PAGE = f"""<!doctype html><html><head><link rel="canonical" href="{URL}days/
 <script src="../../assets/javascripts/vega-embed.js"></script></head>
 <body><h1>Day 41</h1></body></html>
 """
+
+
+ASSETS = ("assets/stylesheets/main.css", "assets/extra.css", "assets/javascripts/bundle.js",
+          "assets/javascripts/vega-embed.js")
 
 
 def _feed(*days: str) -> str:
@@ -65,6 +69,9 @@ def _site(tmp_path: Path, *, home: str = HOME, feed: str | None = None,
         "latest_sealed_day": latest_day, "stale_sources": [],
     }
     (site / "api" / "latest.json").write_text(json.dumps(latest), encoding="utf-8")
+    for asset in ASSETS:  # what the pages link
+        (site / asset).parent.mkdir(parents=True, exist_ok=True)
+        (site / asset).write_text("/* */", encoding="utf-8")
     return site
 
 
@@ -143,7 +150,10 @@ def test_missing_or_broken_feed_fails(tmp_path: Path) -> None:
     assert len(problems) == 1 and problems[0].startswith(
         f"{site / 'feed_rss_created.xml'}: not well-formed XML")
     (site / "feed_rss_created.xml").unlink()
-    assert _problems(_check(site)) == [f"{site / 'feed_rss_created.xml'}: missing RSS feed"]
+    assert _failed(_check(site)) == [  # and the pages announcing it link a missing file
+        ("feed-newest-day", f"{site / 'feed_rss_created.xml'}: missing RSS feed"),
+        ("links", f"{site / 'index.html'}: links {URL}feed_rss_created.xml, which does not "
+         f"exist ({site / 'feed_rss_created.xml'})")]
 
 
 @pytest.mark.parametrize("tag", [
@@ -215,3 +225,97 @@ def test_a_real_built_chronicle_passes_and_a_broken_one_fails(tmp_path: Path) ->
     home.write_text(home.read_text(encoding="utf-8").replace(latest["snapshot"], "(none)"),
                     encoding="utf-8")
     assert _problems(_check(site))[0].startswith(f"{home}: does not name snapshot")
+
+
+def _with_edition(site: Path, lang: str = "zh") -> Path:
+    """Add a translated edition of every page of `site` under `lang/`, announced on the
+    home page as the language switch does (hreflang)."""
+    for page in [p for p in site.rglob("*.html")]:
+        twin = site / lang / page.relative_to(site)
+        twin.parent.mkdir(parents=True, exist_ok=True)
+        twin.write_text("<!doctype html><html><body>译文</body></html>", encoding="utf-8")
+    home = site / "index.html"
+    home.write_text(home.read_text(encoding="utf-8").replace(
+        "</head>", f'<link rel="alternate" href="{lang}/index.html" hreflang="{lang}"></head>'),
+        encoding="utf-8")
+    return site
+
+
+def test_a_translated_edition_missing_a_page_fails(tmp_path: Path) -> None:
+    site = _with_edition(_site(tmp_path))
+    assert _check(site).exit_code == 0
+    assert "4 pages checked" in _check(site).stdout
+    (site / "zh" / "days" / DAY / "index.html").unlink()
+    failed = _failed(_check(site))
+    assert failed == [("editions", f"{site / 'zh/days' / DAY / 'index.html'}: missing; the zh "
+                       f"edition has no twin of {site / 'days' / DAY / 'index.html'}: rebuild "
+                       "the site (`chronicle build` publishes only complete sites)")]
+
+
+def test_a_whole_missing_edition_is_named_without_listing_every_page(tmp_path: Path) -> None:
+    site = _with_edition(_site(tmp_path))
+    for i in range(30):
+        (site / "days" / f"p{i}.html").write_text("<p>a page</p>", encoding="utf-8")
+    import shutil
+
+    shutil.rmtree(site / "zh")
+    problems = _failed(_check(site))
+    editions = [d for c, d in problems if c == "editions"]
+    assert len(editions) == 21 and editions[-1] == (
+        f"{site / 'zh'}: ... and 12 more pages of the English edition have no zh twin")
+    # The home page's language switch links the missing edition's home page too.
+    assert ("links", f"{site / 'index.html'}: links zh/index.html, which does not exist "
+            f"({site / 'zh' / 'index.html'})") in problems
+
+
+@pytest.mark.parametrize("link", [
+    '<a href="../../archive.html">', '<img src="loss.svg">', '<a href="days/x.html#top">',
+    f'<a href="{URL}days/{DAY}/missing.json">', '<script src="/chronicle/gone.js"></script>',
+    '<a href="../../days/">', '<a href="sub%20folder/a.html">',
+])
+def test_a_link_to_a_file_that_does_not_exist_fails(tmp_path: Path, link: str) -> None:
+    site = _site(tmp_path, day_page=DAY_PAGE.replace("<h1>", f"{link}<h1>"))
+    failed = _failed(_check(site))
+    assert [c for c, _ in failed] == ["links"]
+    assert failed[0][1].startswith(f"{site / 'days' / DAY / 'index.html'}: links ")
+    assert failed[0][1].endswith(", which does not exist "
+                                 f"({failed[0][1].rsplit('(', 1)[1]}")
+
+
+@pytest.mark.parametrize("link", [
+    '<a href="../../index.html">', '<a href="../../">', '<a href="#top">', '<a href="">',
+    '<a href="mailto:someone@example.org">', '<a href="https://other.example.net/gone">',
+    f'<a href="{URL}feed_rss_created.xml">', '<a href="/chronicle/index.html">',
+    '<a href="/elsewhere/not-ours.html">', '<a href="../../index.html?q=1#x">',
+    '<a href="javascript:void(0)">', '<img src="data:image/png;base64,AAAA">',
+])
+def test_links_to_existing_files_or_elsewhere_pass(tmp_path: Path, link: str) -> None:
+    site = _site(tmp_path, day_page=DAY_PAGE.replace("<h1>", f"{link}<h1>"))
+    result = _check(site)
+    assert result.exit_code == 0, result.stderr
+
+
+def test_a_link_out_of_the_site_fails(tmp_path: Path) -> None:
+    (tmp_path / "secret.txt").write_text("not published", encoding="utf-8")
+    site = _site(tmp_path, day_page=DAY_PAGE.replace("<h1>", '<a href="../../../secret.txt">'
+                                                     "<h1>"))
+    assert _problems(_check(site)) == [
+        f"{site / 'days' / DAY / 'index.html'}: links ../../../secret.txt, outside the site"]
+
+
+@pytest.mark.slow
+def test_a_real_two_edition_site_passes_and_fails_without_a_chinese_page(
+        tmp_path: Path) -> None:
+    made = make_chronicle(tmp_path / "c", nights=2, languages=("en", "zh"))
+    site = chronicle_build(made.root, tmp_path / "site")
+    result = _check(site)
+    assert result.exit_code == 0, result.stderr
+    assert (site / "zh" / "days" / "2026-08-21.html").is_file()
+    (site / "zh" / "days" / "2026-08-21.html").unlink()
+    failed = _failed(_check(site))
+    assert ("editions", f"{site / 'zh/days/2026-08-21.html'}: missing; the zh edition has no "
+            f"twin of {site / 'days/2026-08-21.html'}: rebuild the site (`chronicle build` "
+            "publishes only complete sites)") in failed
+    # ... and the pages that link it (the language switch, the archive) say so too.
+    assert any(c == "links" and d.startswith(f"{site / 'days/2026-08-21.html'}: links ")
+               for c, d in failed)

@@ -46,9 +46,13 @@ def test_a_build_on_a_full_disk_is_one_message_naming_the_file(
     assert run.returncode == EXIT_USAGE, run.output
     assert "Traceback" not in run.output, run.output
     [line] = [x for x in run.output.splitlines() if x.startswith("error: ")]
-    assert "/c/site/" in line and (": the disk is full; the store is unchanged; the site was "
-                                   "not completed" in line or "No space left" in line), line
+    # The build writes into a staging folder beside the site (README "chronicle build"):
+    # the file named is there, and neither it nor a half-built site is left behind.
+    assert "/c/.site.building-" in line and (
+        ": the disk is full; the store and the published site are as they were" in line
+        or "No space left" in line), line
     assert run.after == run.before
+    assert not [n for n in run.top if n.startswith(".site.") or n == "site"], run.top
 
 
 def test_a_write_past_the_file_size_limit_is_one_message_and_writes_nothing(

@@ -1,23 +1,20 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
+import signal
 from datetime import UTC, date, datetime
-from pathlib import Path
-
-import pytest
 
 from chronicle.analysis.series import build_series
+from chronicle.executor import Executor
 from chronicle.models import FailureRecord
 from chronicle.render.day_charts import DAY_CHARTS, day_charts
 from chronicle.render.i18n import ENGLISH
-from chronicle.render.svg import render_svg, render_svgs
+from chronicle.render.svg import render_statics, render_svg, render_svgs, start_svgs
 from chronicle.store import rows_to_table
 from tests.support.config import make_config
+from tests.support.processes import children
 
 T0 = datetime(2026, 8, 20, tzinfo=UTC).timestamp()
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _series():
@@ -54,7 +51,9 @@ def test_day_charts_have_every_chart_with_the_day_and_its_failure() -> None:
 
 def test_parallel_svgs_are_the_serial_bytes() -> None:
     charts = day_charts(date(2026, 8, 21), _series(), [], make_config(), ENGLISH)
-    assert render_svgs(charts) == {name: render_svg(spec) for name, spec in charts.items()}
+    with Executor(cores=2) as executor:
+        drawn = render_svgs(charts, executor)
+    assert drawn == {name: render_svg(spec) for name, spec in charts.items()}
 
 
 def test_alert_lines_come_from_the_configured_checks() -> None:
@@ -78,35 +77,47 @@ def test_a_day_without_metrics_shades_nothing_on_the_run_so_far_charts() -> None
     assert "this day" in str(during["loss"])
 
 
-_WORKERS = """
-import multiprocessing, os
-from chronicle.render.svg import render_statics, start_svgs, stop_sealing_workers
-from chronicle.render.i18n import ENGLISH
-spec = {"mark": "point", "data": {"values": [{"x": 1}]},
+SPEC = {"mark": "point", "data": {"values": [{"x": 1}]},
         "encoding": {"x": {"field": "x", "type": "quantitative"}}}
-if __name__ == "__main__":
-    render_statics({"a": spec, "b": {**spec, "width": 99}})  # sealing a day: its workers
-    sealing = {p.pid for p in multiprocessing.active_children()}
-    start_svgs({"c": {**spec, "width": 98}})()  # a build in the same process draws with them
-    reused = not ({p.pid for p in multiprocessing.active_children()} - sealing)
-    stop_sealing_workers()  # what the demo does before its build
-    left = {p.pid for p in multiprocessing.active_children()} & sealing
-    drawn = start_svgs({"d": {**spec, "width": 97}})()  # the build: a worker of its own
-    new = {p.pid for p in multiprocessing.active_children()} - sealing
-    print(len(sealing), int(reused), len(left), len(new), int(drawn["d"].startswith("<svg")))
-"""
 
 
-def test_sealing_workers_draw_a_build_until_they_are_stopped(tmp_path: Path) -> None:
-    # A process that sealed days draws a build's SVGs with its warm workers; the demo
+def _workers() -> set[int]:
+    return {p.pid for p in children() if "chronicle.executor" in p.cmdline}
+
+
+def test_sealing_workers_draw_a_build_until_they_are_stopped() -> None:
+    # A command that sealed days draws a build's SVGs with its warm workers; the demo
     # stops them before its build (their memory, two vl-convert runtimes, goes back while
     # the Chinese edition builds beside it), and the build then starts one of its own.
-    if (os.cpu_count() or 1) < 2:
-        pytest.skip("one core: days seal without worker processes")
-    script = tmp_path / "workers.py"
-    script.write_text(_WORKERS, encoding="utf-8")
-    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                         check=True, cwd=ROOT).stdout.split()
-    sealing, reused, left, new, drawn = (int(x) for x in out)
-    assert sealing == 2 and reused == 1
-    assert left == 0 and new == (os.cpu_count() or 1) - 1 and drawn == 1
+    before = _workers()
+    with Executor(cores=2) as executor:
+        render_statics({"a": SPEC, "b": {**SPEC, "width": 99}}, executor=executor)
+        sealing = _workers() - before
+        assert len(sealing) == 2  # one per core, at most two
+        start_svgs({"c": {**SPEC, "width": 98}}, executor)()
+        assert _workers() - before == sealing  # drawn by the sealing workers
+        executor.stop_render_workers()
+        assert not (_workers() & sealing)
+        drawn = start_svgs({"d": {**SPEC, "width": 97}}, executor)()
+        new = _workers() - before
+        assert len(new) == 1 and not (new & sealing)  # one core is left to the build
+        assert drawn == {"d": render_svg({**SPEC, "width": 97})}
+    assert _workers() == before  # closing the executor ends them
+
+
+def test_without_an_executor_or_on_one_core_charts_are_drawn_here() -> None:
+    before = _workers()
+    charts = {"a": SPEC, "b": {**SPEC, "width": 99}}
+    with Executor(cores=1) as one_core:
+        assert render_svgs(charts, one_core) == render_svgs(charts) == {
+            n: render_svg(s) for n, s in charts.items()}
+        assert _workers() == before
+
+
+def test_a_killed_worker_is_drawn_for_here() -> None:
+    with Executor(cores=2) as executor:
+        render_statics({"a": SPEC, "b": {**SPEC, "width": 99}}, executor=executor)
+        for pid in _workers():
+            os.kill(pid, signal.SIGKILL)
+        svgs, _ = render_statics({"a": SPEC, "b": {**SPEC, "width": 99}}, executor=executor)
+    assert svgs == {"a": render_svg(SPEC), "b": render_svg({**SPEC, "width": 99})}

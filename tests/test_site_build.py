@@ -1,17 +1,26 @@
-"""`chronicle build` (site/build.py): it never empties a folder that is not an earlier site,
-it lists the warnings that made `--strict` abort, and quotes in sealed headings show as
-typed (also on pages sealed before `md_text` kept them)."""
+"""`chronicle build` (site/build.py): it never replaces a folder that is not an earlier site,
+it lists the warnings that made `--strict` abort, quotes in sealed headings show as typed
+(also on pages sealed before `md_text` kept them), and it is all or nothing: a build killed
+at any point, or whose edition's process is killed, leaves the published site byte for
+byte as it was and no process running, and the next build simply works."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
+import time
 from pathlib import Path
 
 import pytest
 
-from chronicle.errors import EXIT_USAGE
-from tests.support.commands import cli, night
+from chronicle.config import load_config
+from chronicle.errors import EXIT_FAILURE, EXIT_USAGE
+from chronicle.site.build import build_site
+from tests.support.commands import cli, cli_process, night
 from tests.support.config import scaffold_simulated
+from tests.support.killpoint import BUILD_POINTS, KILLED_EXIT
+from tests.support.processes import children, in_session, left_in_session
 
 
 @pytest.fixture(scope="module")
@@ -72,3 +81,94 @@ def test_quotes_in_pages_sealed_by_an_older_version_show_as_typed(root: Path) ->
     html = (root / "site" / "days" / "2026-08-20.html").read_text()
     assert "A \"quoted\" title" in html or "A &quot;quoted&quot; title" in html
     assert "&amp;#34;" not in html and "&#34;quoted" not in html
+
+
+def test_a_build_in_this_process_leaves_no_process_or_variable(root: Path) -> None:
+    before, environ = {p.pid for p in children()}, dict(os.environ)
+    site = build_site(load_config(root))
+    assert (site / "zh" / "index.html").is_file()
+    assert {p.pid for p in children()} == before
+    assert dict(os.environ) == environ  # SOURCE_DATE_EPOCH was set for the build only
+    assert _leftovers(root) == []
+
+
+def test_a_build_started_elsewhere_writes_nothing_where_it_was_started(
+        root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert cli("build", "--dir", str(root)).exit_code == 0
+    assert list(elsewhere.iterdir()) == []  # the rss plugin's cache is the chronicle's
+    assert Path.cwd() == elsewhere
+
+
+def _leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if ".building-" in p.name or ".old-" in p.name)
+
+
+@pytest.fixture(scope="module")
+def published(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A chronicle with both editions built after two nights, then a third night taken:
+    the next build would change the published site."""
+    root = scaffold_simulated(tmp_path_factory.mktemp("published") / "c", days=4)
+    for n in (1, 2):
+        assert cli("snapshot", "--dir", str(root), "--as-of", night(n)).exit_code == 0
+    assert cli("build", "--dir", str(root)).exit_code == 0
+    assert (root / "site" / "zh" / "index.html").is_file()
+    assert cli("snapshot", "--dir", str(root), "--as-of", night(3)).exit_code == 0
+    return root
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("point", BUILD_POINTS)
+def test_a_killed_build_leaves_the_site_as_it_was_and_the_next_one_works(
+        published: Path, tmp_path: Path, point: str) -> None:
+    if point == "english" and (os.cpu_count() or 1) < 2:
+        pytest.skip("one core: no edition builds beside English")
+    root = Path(shutil.copytree(published, tmp_path / "c"))
+    before = _tree(root / "site")
+    proc = cli_process("build", "--dir", str(root), kill_at=point, alone=True)
+    out, _ = proc.communicate(timeout=600)
+    assert proc.returncode == KILLED_EXIT, out
+    assert left_in_session(proc.pid) == []  # the edition's process and render workers too
+    killed = _tree(root / "site")
+    if point == "swapped":  # killed after publishing: the new site, whole
+        assert killed != before and "days/2026-08-22.html" in killed
+    else:
+        assert killed == before
+    # The next build clears what the killed one left and publishes a site that checks.
+    result = cli("build", "--dir", str(root))
+    assert result.exit_code == 0, result.output
+    assert _leftovers(root) == []
+    assert cli("check-site", "--dir", str(root)).exit_code == 0
+    if point == "swapped":
+        assert _tree(root / "site") == killed
+
+
+@pytest.mark.slow
+def test_a_killed_edition_process_fails_the_build_and_publishes_nothing(
+        published: Path, tmp_path: Path) -> None:
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one core: no edition builds beside English")
+    root = Path(shutil.copytree(published, tmp_path / "c"))
+    before = _tree(root / "site")
+    proc = cli_process("build", "--dir", str(root))
+    deadline = time.monotonic() + 300
+    edition = None
+    while edition is None and proc.poll() is None and time.monotonic() < deadline:
+        # The edition's child is started before the English build (a render worker, if
+        # any, only once English draws): the first executor child.
+        started = [p for p in in_session(proc.pid) if "chronicle.executor" in p.cmdline]
+        edition = started[0] if started else None
+        time.sleep(0.02)
+    assert edition is not None, "the build started no edition process"
+    os.kill(edition.pid, signal.SIGKILL)
+    out, _ = proc.communicate(timeout=600)
+    assert proc.returncode == EXIT_FAILURE, out
+    assert "the zh edition's build process ended before it finished (killed by SIGKILL); " \
+           "nothing was published" in out
+    assert "Traceback" not in out
+    assert _tree(root / "site") == before
+    assert _leftovers(root) == []
+    assert left_in_session(proc.pid) == []
+

@@ -13,6 +13,7 @@ import pytest
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files, InclusionLevel
 
+from chronicle.executor import Executor
 from chronicle.site.copier import CopiedFile, StaticCopy, copy_in_background
 from chronicle.site.plugin import ChroniclePlugin
 
@@ -40,8 +41,17 @@ def _files(docs: Path, site: Path) -> Files:
 def test_static_files_are_copied_by_the_second_process_and_mkdocs_waits(
         tmp_path: Path) -> None:
     docs, site = tmp_path / "docs", tmp_path / "site"
-    files, copy = copy_in_background(_files(docs, site))
-    assert copy is not None
+    with Executor(cores=2) as executor:
+        files, copy = copy_in_background(_files(docs, site), executor)
+        assert copy is not None
+        _copied_by_the_second_process(files, docs, site)
+    # Without the speed-up (or on one core), mkdocs copies them itself.
+    original = _files(tmp_path / "docs2", tmp_path / "site2")
+    for off in (Executor(cores=2, without=["copier"]), Executor(cores=1), None):
+        assert copy_in_background(original, off) == (original, None)
+
+
+def _copied_by_the_second_process(files: Files, docs: Path, site: Path) -> None:
     taken = sorted(f.src_uri for f in files if isinstance(f, CopiedFile))
     assert taken == ["data/s1/metrics.parquet", "days/2026-01-02.json"]
     # Pages, generated files and files left out of the build stay mkdocs's.
@@ -64,7 +74,8 @@ def test_nothing_to_copy_starts_no_process(tmp_path: Path) -> None:
     (docs / "index.md").write_text("# Home\n", encoding="utf-8")
     files = Files([File("index.md", str(docs), str(site), False,
                         inclusion=InclusionLevel.INCLUDED)])
-    assert copy_in_background(files) == (files, None)
+    with Executor(cores=2) as executor:
+        assert copy_in_background(files, executor) == (files, None)
 
 
 def test_a_file_that_cannot_be_copied_is_named(tmp_path: Path) -> None:
@@ -114,7 +125,8 @@ def test_without_a_process_to_copy_with_mkdocs_copies_them(
     monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python"))
     before = set(tmp_path.glob("chronicle-copy-*"))
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    files, copy = copy_in_background(original)
+    with Executor(cores=2) as executor:
+        files, copy = copy_in_background(original, executor)
     assert copy is None and files is original  # nothing handed over, no list left behind
     assert set(tmp_path.glob("chronicle-copy-*")) == before
     files.copy_static_files(dirty=False, inclusion=InclusionLevel.is_included)

@@ -4,16 +4,16 @@ reported by edition, nothing left behind when either build fails."""
 
 from __future__ import annotations
 
-import multiprocessing
 from pathlib import Path
 
 import pytest
 
 from chronicle.config import load_config
 from chronicle.errors import ChronicleError
+from chronicle.executor import Executor
 from chronicle.site.build import build_site
-from chronicle.site.build_cache import cache_root
-from chronicle.site.edition_process import EditionProcess, staging_dir
+from chronicle.site.edition_process import EditionProcess
+from tests.support.processes import children
 from tests.support.site_factory import Built, make_chronicle
 
 
@@ -23,10 +23,10 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Built:
                           languages=("en", "zh"))
 
 
-def _builders() -> list[str]:
-    """The edition build processes still running (render workers live on; not these)."""
-    return [p.name for p in multiprocessing.active_children()
-            if p.name.startswith("chronicle-build-")]
+def _started() -> set[int]:
+    """The processes this test process started and that still run (wandb-core, started
+    by the wandb client of an earlier test, lives as long as this process)."""
+    return {p.pid for p in children()}
 
 
 def _tree(site: Path) -> dict[str, bytes]:
@@ -34,10 +34,16 @@ def _tree(site: Path) -> dict[str, bytes]:
             for p in sorted(site.rglob("*")) if p.is_file()}
 
 
+def _leftovers(folder: Path) -> list[str]:
+    """What a build left beside the sites it built in `folder` (staging folders)."""
+    return sorted(p.name for p in folder.iterdir() if ".building-" in p.name)
+
+
 @pytest.mark.slow
 def test_an_edition_built_beside_english_is_the_one_built_after_it(made: Built,
                                                                    tmp_path: Path) -> None:
     config = load_config(made.root)
+    before = _started()
     took: dict[str, float] = {}
     cached: dict[str, int] = {}
     # Cold first: the child draws its own charts, and reads the store while the parent
@@ -50,8 +56,8 @@ def test_an_edition_built_beside_english_is_the_one_built_after_it(made: Built,
     # One build's entries, counted once: the verdicts both processes used are one entry.
     assert cached["verdicts made"] + cached["verdicts reused"] == 1, cached
     assert cached["editions made"] == 3, cached  # the child's day pages, counted here
-    assert not staging_dir(made.root, "zh").exists()
-    assert _builders() == []
+    assert _leftovers(tmp_path) == []
+    assert _started() == before
     # The parent prunes with the child's entries kept: a warm build reuses all of them.
     again: dict[str, int] = {}
     build_site(config, tmp_path / "again", cached=again, beside=True)
@@ -61,35 +67,31 @@ def test_an_edition_built_beside_english_is_the_one_built_after_it(made: Built,
 def test_a_failed_edition_build_names_its_edition_and_leaves_nothing(made: Built,
                                                                      tmp_path: Path) -> None:
     config = load_config(made.root)
-    child = EditionProcess.start(config, made.root / "missing.yml", "zh")
-    try:
+    before = _started()
+    with Executor() as executor:
+        child = EditionProcess.start(executor, config, made.root / "missing.yml", "zh",
+                                     tmp_path / ".site.building-1-zh")
         with pytest.raises(ChronicleError, match=r"the site build failed \(zh edition\)"):
             child.finish(tmp_path / "site")
-    finally:
         child.stop()
-    assert not child.staging.exists() and not (tmp_path / "site" / "zh").exists()
-    assert not child.process.is_alive()
+        assert not child.staging.exists() and not (tmp_path / "site" / "zh").exists()
+        assert child.child.process.poll() is not None
+    assert _started() == before
 
 
 @pytest.mark.slow
 def test_a_failed_english_build_stops_the_edition_beside_it(tmp_path: Path) -> None:
     made = make_chronicle(tmp_path / "c", nights=2, languages=("en", "zh"))
     (made.root / "docs" / "notes.md").write_text("# Notes\n\nSee [the plan](plan.md).\n")
+    before = _started()
     with pytest.raises(ChronicleError, match=r"(?s)the site build failed: Aborted.*plan\.md"):
         build_site(load_config(made.root), tmp_path / "site", beside=True)
-    assert _builders() == []
-    assert not staging_dir(made.root, "zh").exists()
-    assert not (tmp_path / "site" / "zh").exists()
-    assert staging_dir(made.root, "zh").parent.parent == cache_root(made.root)
+    assert _started() == before
+    assert _leftovers(tmp_path) == []
+    assert not (tmp_path / "site").exists()  # nothing published
 
 
-def test_one_core_builds_the_editions_one_after_the_other(made: Built, tmp_path: Path,
-                                                          monkeypatch: pytest.MonkeyPatch
-                                                          ) -> None:
-    from chronicle.site import build
-
-    monkeypatch.setattr("os.cpu_count", lambda: 1)
-    assert build._start_editions(load_config(made.root), made.root / "mkdocs.yml", ["zh"],
-                                 None) == {}
-    assert build._start_editions(load_config(made.root), made.root / "mkdocs.yml", ["zh"],
-                                 False) == {}
+def test_one_core_builds_the_editions_one_after_the_other() -> None:
+    assert not Executor(cores=1).uses("beside")
+    assert Executor(cores=2).uses("beside")
+    assert not Executor(cores=2, without=["beside"]).uses("beside")

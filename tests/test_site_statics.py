@@ -56,16 +56,22 @@ def test_a_built_site_has_the_static_svg_of_every_chart(tmp_path: Path) -> None:
 
 
 OTHER = {**SPEC, "mark": "point"}
-# Build a chronicle in-process and say how many SVGs it drew and how many worker processes
-# it has alive: the render workers live until the process exits.
+# Build a chronicle (English only) in-process and say how many SVGs it drew and how many
+# processes it started (an audit hook sees each start: observation, not patching).
 BUILD_AND_COUNT = """
-import multiprocessing, sys
+import sys
 from pathlib import Path
 from chronicle.config import load_config
+from chronicle.executor import Executor
 from chronicle.site.build import build_site
+started = []
+sys.addaudithook(lambda event, args: started.append(args) if event == "subprocess.Popen"
+                 and "chronicle.executor" in args[1] else None)
 cached = {}
-build_site(load_config(Path(sys.argv[1])), Path(sys.argv[2]), cached=cached)
-print(cached["svgs reused"], cached["svgs made"], len(multiprocessing.active_children()))
+with Executor(cores=2, without=["copier"]) as executor:
+    build_site(load_config(Path(sys.argv[1])), Path(sys.argv[2]), cached=cached,
+               executor=executor)
+print(cached["svgs reused"], cached["svgs made"], len(started))
 """
 
 

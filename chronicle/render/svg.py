@@ -8,22 +8,17 @@ the same bytes.
 
 from __future__ import annotations
 
-import atexit
+import contextlib
 import functools
 import importlib.metadata
-import multiprocessing
-import os
 from collections.abc import Callable, Collection, Mapping
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import Future
 from typing import Any
 
 from chronicle import draw
 from chronicle.atomic import write_atomic
+from chronicle.executor import ChildGone, Executor
 from chronicle.render.vega import HOVER_LAYER, NARROW_WIDTH, SVG_WIDTH, VEGA_LITE
-
-_pool: ProcessPoolExecutor | None = None
-_background: ProcessPoolExecutor | None = None
 
 
 @functools.cache
@@ -97,88 +92,58 @@ _WARM_SPEC: dict[str, Any] = {"mark": "point", "data": {"values": [{"x": 0}]},
                               "encoding": {"x": {"field": "x", "type": "quantitative"}}}
 
 
-def _pool_workers() -> int:
-    return min(2, os.cpu_count() or 1)
+def _sealing_workers(executor: Executor | None) -> int:
+    """Return how many render workers seal days: one per core, at most two (0: draw in
+    this process)."""
+    if executor is None or not executor.uses("sealing-workers"):
+        return 0
+    return min(2, executor.cores or 1)
 
 
-def _statics_pool() -> ProcessPoolExecutor | None:
-    """Return the worker pool for a day's static renders (None on one core)."""
-    global _pool
-    if _pool is None and _pool_workers() >= 2:
-        # spawn, not fork: vl-convert's JavaScript runtime runs threads of its own.
-        _pool = ProcessPoolExecutor(_pool_workers(),
-                                    mp_context=multiprocessing.get_context("spawn"))
-        atexit.register(_pool.shutdown)
-    return _pool
-
-
-def stop_sealing_workers() -> None:
-    """Stop the workers that draw sealed days' charts (each holds vl-convert's JavaScript
-    runtime, ~190 MB) when this process seals no more days; a later drawing starts its own."""
-    global _pool
-    if _pool is not None:
-        _pool.shutdown()
-        _pool = None
-
-
-def stop_workers() -> None:
-    """Stop every render worker this process started. A multiprocessing child must call
-    it before it returns: its atexit hooks never run, and multiprocessing joins its
-    children first, so idle workers would keep it alive forever."""
-    global _background
-    stop_sealing_workers()
-    if _background is not None:
-        _background.shutdown()
-        _background = None
-
-
-def warm_up() -> None:
-    """Start the render workers now (a process start and vl-convert's JavaScript runtime,
-    ~1 s) so a snapshot's fetch and analysis hide it; returns at once."""
-    pool = _statics_pool()
+def warm_up(executor: Executor | None) -> None:
+    """Start the sealing render workers now (a process start and vl-convert's JavaScript
+    runtime, ~1 s) so a snapshot's fetch and analysis hide it; returns at once."""
+    if executor is None or not executor.uses("warm-up"):
+        return
+    pool = executor.render_pool(_sealing_workers(executor))
     if pool is not None:
-        for _ in range(_pool_workers()):
+        for _ in range(pool.size):
             pool.submit(draw.svg, _WARM_SPEC, _vl_version())
-
-
-def render_statics(charts: dict[str, dict[str, Any]], png: Collection[str] = (),
-                   ) -> tuple[dict[str, str], dict[str, bytes]]:
-    """Return the static SVG of each chart and a PNG of those named in `png`."""
-    return start_statics(charts, png)()
 
 
 Statics = tuple[dict[str, str], dict[str, bytes]]
 
 
+def render_statics(charts: dict[str, dict[str, Any]], png: Collection[str] = (),
+                   executor: Executor | None = None) -> Statics:
+    """Return the static SVG of each chart and a PNG of those named in `png`."""
+    return start_statics(charts, png, executor)()
+
+
 def start_statics(charts: dict[str, dict[str, Any]], png: Collection[str] = (),
-                  ) -> Callable[[], Statics]:
+                  executor: Executor | None = None) -> Callable[[], Statics]:
     """Start drawing the static SVG of each chart (and a PNG of those named in `png`);
     return a function that waits for them: ({name: SVG}, {name: PNG}).
 
-    vl-convert holds the GIL, so the charts render in worker processes (one per core,
-    started once per process) while the caller goes on (sealing a day computes its
-    figures and verdicts meanwhile); the output is the same bytes as a serial render.
+    vl-convert holds the GIL, so with an `executor` the charts render in its render
+    workers (one per core, started once per command) while the caller goes on (sealing a
+    day computes its figures and verdicts meanwhile); the output is the same bytes as a
+    serial render in this process, which is what happens without workers.
     """
-    global _pool
     names = list(charts)
-    pool = _statics_pool() if len(charts) >= 2 else None
+    pool = (executor.render_pool(_sealing_workers(executor))
+            if executor is not None and len(charts) >= 2 else None)
     futures: dict[str, Future[tuple[str, bytes | None]]] = {}
     if pool is not None:
-        try:
-            # The costliest first (a PNG is a second render), so the last to finish is small.
-            for name in sorted(names, key=lambda n: n not in png):
-                futures[name] = pool.submit(draw.svg_and_png, static_spec(charts[name]),
-                                            _vl_version(), name in png)
-        except BrokenProcessPool:
-            _pool, futures = None, {}
+        # The costliest first (a PNG is a second render), so the last to finish is small.
+        for name in sorted(names, key=lambda n: n not in png):
+            futures[name] = pool.submit(draw.svg_and_png, static_spec(charts[name]),
+                                        _vl_version(), name in png)
 
     def wait() -> Statics:
-        global _pool
         done: dict[str, tuple[str, bytes | None]] = {}
-        try:
+        with contextlib.suppress(ChildGone):  # a worker killed: draw them here
             done = {n: futures[n].result() for n in names} if futures else {}
-        except BrokenProcessPool:
-            _pool = None
         if not done:
             done = {n: draw.svg_and_png(static_spec(charts[n]), _vl_version(), n in png)
                     for n in names}
@@ -189,40 +154,37 @@ def start_statics(charts: dict[str, dict[str, Any]], png: Collection[str] = (),
     return wait
 
 
-def render_svgs(charts: dict[str, dict[str, Any]]) -> dict[str, str]:
+def render_svgs(charts: dict[str, dict[str, Any]],
+                executor: Executor | None = None) -> dict[str, str]:
     """Return the static SVG of each chart, keyed like `charts`."""
-    return render_statics(charts)[0]
+    return render_statics(charts, executor=executor)[0]
 
 
-def start_svgs(charts: Mapping[str, dict[str, Any]]) -> Callable[[], dict[str, str]]:
+def start_svgs(charts: Mapping[str, dict[str, Any]],
+               executor: Executor | None = None) -> Callable[[], dict[str, str]]:
     """Start drawing the static SVG of each chart in the background; return a function
     that waits for them (keyed like `charts`).
 
-    The workers leave one core to the caller (a build converting Markdown meanwhile);
-    the bytes are those of `render_svg`.
+    The executor's render workers draw them (started here with one worker per core but
+    one, which is left to the caller: a build converting Markdown meanwhile; a command
+    that sealed days draws with its sealing workers); the bytes are those of `render_svg`,
+    which draws them when the wait comes without workers.
     """
-    global _background
     if not charts:
         return dict
-    if _pool is None and _background is None:
-        workers = max(1, (os.cpu_count() or 1) - 1)
-        _background = ProcessPoolExecutor(workers,
-                                          mp_context=multiprocessing.get_context("spawn"))
-        atexit.register(_background.shutdown)
-    # A process that sealed days has warm sealing workers: no new ones start (the demo
-    # stops them before its build, `stop_sealing_workers`, to give their memory back).
-    pool = _pool or _background
-    assert pool is not None
     names = list(charts)
+    pool = None
+    if executor is not None and executor.uses("background-svgs"):
+        pool = executor.running_pool() or executor.render_pool(max(1, (executor.cores or 1) - 1))
+    if pool is None:
+        return lambda: {n: render_svg(charts[n]) for n in names}
     vl = _vl_version()
     futures = [pool.submit(draw.svg, static_spec(charts[n]), vl) for n in names]
 
     def wait() -> dict[str, str]:
-        global _pool, _background
         try:
             return {n: f.result() for n, f in zip(names, futures, strict=True)}
-        except BrokenProcessPool:
-            _pool = _background = None
+        except ChildGone:  # a worker killed: draw them here
             return {n: render_svg(charts[n]) for n in names}
 
     return wait

@@ -20,6 +20,7 @@ from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
 
 from chronicle.config import RunConfig
+from chronicle.executor import Executor
 from chronicle.render.i18n import ENGLISH
 from chronicle.site.inputs import load_inputs
 from chronicle.site.pages import site_files
@@ -66,7 +67,9 @@ def generate(config: RunConfig) -> None:
     """Write every generated page with mkdocs_gen_files.open() (old scaffolds' gen_pages.py)."""
     import mkdocs_gen_files
 
-    for path, content in with_svgs(site_files(load_inputs(config), ENGLISH)).items():
+    with Executor() as executor:
+        files = with_svgs(site_files(load_inputs(config), ENGLISH), executor)
+    for path, content in files.items():
         mode = "wb" if isinstance(content, bytes) else "w"
         with mkdocs_gen_files.open(path, mode) as fh:
             fh.write(content)

@@ -1,32 +1,35 @@
 """`chronicle build`: mkdocs build --strict of the chronicle folder (never the network).
 
 One mkdocs build per language of `site.languages` (site/editions.py): English at the
-site's root, and each translated edition into `<lang>/` of the same site folder, built in
-a process of its own while English builds when the machine has a second core
-(site/edition_process.py), else after English.
-It holds the store's lock (a snapshot must not commit under it), refuses to build into a
-folder holding anything but an earlier chronicle site (mkdocs empties the site folder
-first), and when `--strict` aborts, the error lists the warnings that made it abort.
+site's root, and each translated edition into `<lang>/`, built in a process of its own
+while English builds when the machine has a second core (site/edition_process.py), else
+after English. Everything is built into a staging folder beside the site folder and
+published whole once every edition is complete (site/publish.py): a build that fails or
+is killed leaves the published site as it was.
+It holds the store's lock (a snapshot must not commit under it), refuses to replace a
+folder holding anything but an earlier chronicle site, and when `--strict` aborts, the
+error lists the warnings that made it abort. What it runs beside itself (render workers,
+the edition's process) belongs to the command's executor (chronicle/executor.py).
 """
 
 from __future__ import annotations
 
 import logging
-import os
+import shutil
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from chronicle.config import RunConfig
 from chronicle.errors import ChronicleError
+from chronicle.executor import Executor, preserved
 from chronicle.render.i18n import edition_dir
 from chronicle.site.build_cache import Caches
-from chronicle.site.edition_process import EditionProcess, can_run_beside
+from chronicle.site.edition_process import EditionProcess
 from chronicle.site.editions import Editions
+from chronicle.site.publish import clear_leftovers, edition_staging, publish, staging_dir
 from chronicle.store import Store, locked, refuse_unsealed
 
-# Files every chronicle site has: a folder holding them is a previous build, safe to empty.
+# Files every chronicle site has: a folder holding them is a previous build, safe to replace.
 SITE_MARKERS = ("index.html", "api/latest.json")
 log = logging.getLogger("mkdocs.plugins.chronicle")
 _MAX_WARNINGS = 20  # listed in an error; the rest are counted
@@ -55,69 +58,57 @@ def check_site_dir(site_dir: Path, config: RunConfig) -> None:
     raise ChronicleError(
         f"{site_dir}: not empty and not an earlier chronicle site "
         f"({'it holds the chronicle itself' if inside else 'no ' + ' / '.join(SITE_MARKERS)});"
-        " a build empties its site folder first, so nothing was deleted: pass --site-dir an "
+        " a build replaces its site folder whole, so nothing was deleted: pass --site-dir an "
         "empty or new folder")
-
-
-@contextmanager
-def _source_date_epoch(value: str) -> Iterator[None]:
-    old = os.environ.get("SOURCE_DATE_EPOCH")
-    os.environ["SOURCE_DATE_EPOCH"] = value
-    try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop("SOURCE_DATE_EPOCH", None)
-        else:
-            os.environ["SOURCE_DATE_EPOCH"] = old
 
 
 def build_site(config: RunConfig, site_dir: Path | None = None,
                seconds: dict[str, float] | None = None,
-               cached: dict[str, int] | None = None, beside: bool | None = None) -> Path:
-    """Build the site into `site_dir` (default <root>/site) and return it.
+               cached: dict[str, int] | None = None, beside: bool | None = None,
+               executor: Executor | None = None) -> Path:
+    """Build the site and publish it as `site_dir` (default <root>/site); return it.
 
     `seconds`, when given, receives the wall time of each language's build; `cached`, for
     each kind of cache (site/build_cache.py: "editions", "svgs", "threads", "verdicts"),
     how many entries came from earlier builds ("<kind> reused") and how many were made
     ("<kind> made"): "svgs made" 0 means no render worker was started. `beside`: build
-    each translated edition in its own process while English builds (the default on a
-    machine with two cores; site/edition_process.py), or after it in this one (False).
+    each translated edition in its own process while English builds (None: when the
+    executor runs that speed-up, on a machine with two cores; site/edition_process.py),
+    or after it in this one (False). `executor`: the command's (render workers, the
+    edition's process, the staging folders); without one, the build has its own.
     """
+    if executor is None:
+        with Executor() as own:
+            return build_site(config, site_dir, seconds, cached, beside, own)
     mkdocs_yml = config.root / "mkdocs.yml"
     if not mkdocs_yml.is_file():
         raise ChronicleError(
             f"{mkdocs_yml}: missing; run `chronicle init {config.root}` to scaffold it"
         )
-    site_dir = site_dir or config.root / "site"
+    site_dir = (site_dir or config.root / "site").resolve()
     check_site_dir(site_dir, config)
     store = Store(config.docs_dir)
     caches = Caches.of(config.root)
     editions = Editions(caches=caches)
     with locked(store, "build"):
         refuse_unsealed(store)  # a stray file in docs/days: named, exit 2 (as verify does)
-        latest = store.latest()
-        # Same store, same bytes: dates that mkdocs and the feed plugin would take from the
-        # clock come from the newest snapshot instead.
-        epoch = str(int(latest.taken_at.timestamp())) if latest else "0"
-        with _source_date_epoch(epoch):  # before the children start: they inherit it
-            english, *others = config.site.languages
-            children = _start_editions(config, mkdocs_yml, others, beside)
-            took = seconds if seconds is not None else {}
-            try:
-                # English first: it empties the site folder.
-                for code in [english, *[c for c in others if c not in children]]:
-                    started = time.perf_counter()
-                    mkdocs_build(config, mkdocs_yml, site_dir / edition_dir(code), code,
-                                 editions)
-                    took[code] = time.perf_counter() - started
-                for code, child in children.items():
-                    child.finish(site_dir)
-                    child.merge_caches(caches)
-                    took[code] = child.seconds
-            finally:
-                for child in children.values():
-                    child.stop()
+        clear_leftovers(site_dir)
+        staging = executor.remove_on_close(staging_dir(site_dir))
+        try:
+            staging.mkdir(parents=True)
+        except OSError as err:
+            raise ChronicleError(
+                f"{staging.parent}: cannot make the folder the site is built in before it "
+                f"replaces {site_dir} ({err.strerror or err}); pass --site-dir a folder "
+                "whose parent you can write") from err
+        try:
+            _build_editions(config, mkdocs_yml, staging, site_dir, editions, caches, beside,
+                            seconds if seconds is not None else {}, executor)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)  # now, not when the command ends
+            raise
+        # Every edition is complete: the site is replaced whole, at once.
+        publish(staging, site_dir)
         caches.prune()  # only after every edition: they share the folders
     if cached is not None:
         for kind, cache in caches.each().items():
@@ -125,38 +116,69 @@ def build_site(config: RunConfig, site_dir: Path | None = None,
     return site_dir
 
 
-def _start_editions(config: RunConfig, mkdocs_yml: Path, codes: list[str],
-                    beside: bool | None) -> dict[str, EditionProcess]:
-    """Start a process building each of the translated editions `codes` (none when
-    `beside` is False, or on one core when it is None); {code: its process}."""
-    if not codes or beside is False or (beside is None and not can_run_beside()):
+def _build_editions(config: RunConfig, mkdocs_yml: Path, staging: Path, site_dir: Path,
+                    editions: Editions, caches: Caches, beside: bool | None,
+                    took: dict[str, float], executor: Executor) -> None:
+    """Build every edition of `config.site.languages` into `staging`; raise on the first
+    that fails (the others are stopped)."""
+    english, *others = config.site.languages
+    use_beside = executor.uses("beside") if beside is None else beside
+    children = _start_editions(executor, config, mkdocs_yml, others, use_beside, site_dir)
+    try:
+        # English first: it empties its folder.
+        for code in [english, *[c for c in others if c not in children]]:
+            started = time.perf_counter()
+            mkdocs_build(config, mkdocs_yml, staging / edition_dir(code), code, editions,
+                         executor)
+            took[code] = time.perf_counter() - started
+        for code, child in children.items():
+            child.finish(staging)
+            child.merge_caches(caches)
+            took[code] = child.seconds
+    finally:
+        for child in children.values():
+            child.stop()
+
+
+def _start_editions(executor: Executor, config: RunConfig, mkdocs_yml: Path,
+                    codes: list[str], beside: bool, site_dir: Path
+                    ) -> dict[str, EditionProcess]:
+    """Start a process building each of the translated editions `codes` (none unless
+    `beside`); {code: its process}."""
+    if not codes or not beside:
         return {}
     started: dict[str, EditionProcess] = {}
     for code in codes:
         try:
-            started[code] = EditionProcess.start(config, mkdocs_yml, code)
-        except OSError as err:  # no staging folder (a read-only cache): build it after English
+            started[code] = EditionProcess.start(executor, config, mkdocs_yml, code,
+                                                 edition_staging(site_dir, code))
+        except OSError as err:  # no staging folder: build it after English
             log.info("building the %s edition after English: %s", code, err)
     return started
 
 
 def mkdocs_build(config: RunConfig, mkdocs_yml: Path, site_dir: Path, code: str,
-                 editions: Editions) -> None:
-    """Run one mkdocs build of `mkdocs_yml` into `site_dir`, as the `code` edition."""
+                 editions: Editions, executor: Executor) -> None:
+    """Run one mkdocs build of `mkdocs_yml` into `site_dir`, as the `code` edition, with
+    the command's `executor` (its render workers draw the charts).
+
+    Nothing depends on the working folder: mkdocs resolves the config's paths (docs_dir,
+    hooks, theme folders, gen-files scripts) from mkdocs.yml's folder, and the plugin
+    does so for the rss plugin's cache folder.
+    """
     from mkdocs.commands.build import build
     from mkdocs.config import load_config as load_mkdocs
     from mkdocs.exceptions import Abort, ConfigurationError, PluginError
 
-    from chronicle.site.plugin import ChroniclePlugin
+    from chronicle.site.plugin import EXECUTOR_ATTR, ChroniclePlugin
 
     collect = _Collect()
     logger = logging.getLogger("mkdocs")
     logger.addHandler(collect)
-    cwd = Path.cwd()
     edition = "" if code == config.site.languages[0] else f" ({code} edition)"
     try:
-        os.chdir(config.root)  # gen-files scripts are resolved relative to the cwd
         cfg = load_mkdocs(config_file=str(mkdocs_yml), strict=True, site_dir=str(site_dir))
+        setattr(cfg, EXECUTOR_ATTR, executor)  # the plugin's (or old hooks') on_config reads it
         plugin = cfg.plugins.get("chronicle")
         if isinstance(plugin, ChroniclePlugin):
             plugin.use_edition(code, editions)
@@ -166,11 +188,14 @@ def mkdocs_build(config: RunConfig, mkdocs_yml: Path, site_dir: Path, code: str,
                 "builds translated editions; add `- chronicle` under `plugins:` (this "
                 "mkdocs.yml predates it), or set `site.languages: [en]`")
         # The mkdocs CLI fires these around a build; plugins (rss) set up state in them.
-        cfg.plugins.on_startup(command="build", dirty=False)
-        try:
-            build(cfg)
-        finally:
-            cfg.plugins.on_shutdown()
+        # The plugin sets SOURCE_DATE_EPOCH for the build and restores it when the build
+        # ends; an old chronicle's hooks hear no build error, so it is restored here too.
+        with preserved("SOURCE_DATE_EPOCH"):
+            cfg.plugins.on_startup(command="build", dirty=False)
+            try:
+                build(cfg)
+            finally:
+                cfg.plugins.on_shutdown()
     except (Abort, ConfigurationError, PluginError) as err:
         warned = collect.messages
         listed = "".join(f"\n  - {m}" for m in warned[:_MAX_WARNINGS])
@@ -180,4 +205,3 @@ def mkdocs_build(config: RunConfig, mkdocs_yml: Path, site_dir: Path, code: str,
                              + (f"; the warnings:{listed}" if warned else "")) from err
     finally:
         logger.removeHandler(collect)
-        os.chdir(cwd)

@@ -22,6 +22,8 @@ import tempfile
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files, InclusionLevel
 
+from chronicle.executor import Executor
+
 log = logging.getLogger("mkdocs.plugins.chronicle")
 
 # The child: read "source\0destination\0..." from a file, copy each as mkdocs does
@@ -93,13 +95,17 @@ class CopiedFile(File):
         self.copy.wait()
 
 
-def copy_in_background(files: Files) -> tuple[Files, StaticCopy | None]:
+def copy_in_background(files: Files, executor: Executor | None
+                       ) -> tuple[Files, StaticCopy | None]:
     """Return `files` with each static file found in docs/ or the theme handed to one
-    background copy (started here), and that copy (None when there is nothing to copy).
+    background copy (started here, ended when the `executor` closes), and that copy (None
+    when there is nothing to copy, or the executor runs no copier: mkdocs copies them).
 
     Only files mkdocs itself would copy in a build are taken: read from disk (not
     generated in memory), included in the site, and not already where they belong.
     """
+    if executor is None or not executor.uses("copier"):
+        return files, None
     taken: list[CopiedFile] = []
     out: list[File] = []
     for file in files:
@@ -118,6 +124,7 @@ def copy_in_background(files: Files) -> tuple[Files, StaticCopy | None]:
     except OSError as err:  # no process or temporary file to be had: mkdocs copies them
         log.info("copying the static files in this process (%s)", err)
         return files, None
+    executor.callback(copy.cancel)
     for f in taken:
         f.copy = copy
     return Files(out), copy

@@ -3,8 +3,9 @@
 A translated edition is a whole mkdocs build of its own (site/editions.py): Markdown,
 templates, a search index (Chinese segmented with jieba), ~1.7x the English build's time
 when run after it. mkdocs and jieba hold the GIL, so on a machine with a second core
-`chronicle build` runs each translated edition in a child process while the English
-build runs in its own; what the two share crosses a pipe:
+`chronicle build` runs each translated edition in a child process of the command's
+executor (chronicle/executor.py: it dies with its parent) while the English build runs
+in its own; what the two share crosses the executor's connection:
 
 - the store: the child reads it itself (its own `load_inputs`, each file checked against
   the chain, and the verdicts cache; on a first build it may compute the verdicts the
@@ -14,16 +15,17 @@ build runs in its own; what the two share crosses a pipe:
   both processes read and write the same folders; the child reports which entries it
   used, and the parent prunes only after both builds, with both sets.
 
-The child builds into a staging folder under the chronicle's cache, since the English
-build empties the site folder when it starts; the parent moves it into the site once the
-English build is done. The bytes are those of the builds run one after the other.
+The child builds into a staging folder of its own beside the staged site (site/publish.py),
+since the English build empties its folder when it starts; the parent moves it into the
+staged site once both are done, and publishes the site only then. The bytes are those of
+the builds run one after the other. A child that ends without its report (killed, out of
+memory) fails the build with exit code 1 (`BuildProcessError`); the published site is
+untouched.
 """
 
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
-import os
 import shutil
 import time
 import traceback
@@ -33,10 +35,10 @@ from pathlib import Path
 from typing import Any
 
 from chronicle.config import RunConfig
-from chronicle.errors import ChronicleError, disk_error
+from chronicle.errors import BuildProcessError, ChronicleError, disk_error
+from chronicle.executor import Child, ChildGone, Executor
 from chronicle.render.i18n import edition_dir
-from chronicle.render.svg import stop_workers
-from chronicle.site.build_cache import Caches, cache_root
+from chronicle.site.build_cache import Caches
 from chronicle.site.editions import Editions
 
 # What the child reports: ("done", seconds, {kind: [keys reused, keys made]}),
@@ -44,62 +46,43 @@ from chronicle.site.editions import Editions
 Report = tuple[Any, ...]
 
 
-def staging_dir(root: Path, code: str) -> Path:
-    """Return the folder the `code` edition is built into before it joins the site."""
-    return cache_root(root) / "editions-building" / code
-
-
-def can_run_beside() -> bool:
-    """Return whether a translated edition should build in its own process: only with
-    a second core (on one, the two builds would take turns and the start would be lost)."""
-    return (os.cpu_count() or 1) >= 2
-
-
 @dataclass
 class EditionProcess:
-    """One translated edition building in a child process."""
+    """One translated edition building in a child process of the command's executor."""
 
     code: str
     staging: Path
-    process: Any  # multiprocessing's SpawnProcess
-    conn: Connection
+    child: Child
     seconds: float = 0.0
     caches: dict[str, list[Any]] = field(default_factory=dict)
 
     @classmethod
-    def start(cls, config: RunConfig, mkdocs_yml: Path, code: str) -> EditionProcess:
-        """Start building the `code` edition into its staging folder; return at once.
+    def start(cls, executor: Executor, config: RunConfig, mkdocs_yml: Path, code: str,
+              staging: Path) -> EditionProcess:
+        """Start building the `code` edition into the folder `staging`; return at once.
 
         Raises OSError when the staging folder cannot be made (the caller then builds
         the edition in its own process, after English).
         """
-        staging = staging_dir(config.root, code)
         if staging.exists():
-            shutil.rmtree(staging)  # a build that was killed before it moved its edition
+            shutil.rmtree(staging)
         staging.mkdir(parents=True)
-        # spawn, not fork: the parent may run threads (the render pool's, the copier's)
-        # that a forked child would inherit half-held.
-        context = multiprocessing.get_context("spawn")
-        ours, theirs = context.Pipe()
-        process = context.Process(target=_child, args=(config, mkdocs_yml, staging, code, theirs),
-                                  name=f"chronicle-build-{code}")
-        process.start()
-        theirs.close()
-        return cls(code=code, staging=staging, process=process, conn=ours)
+        executor.remove_on_close(staging)
+        child = executor.start(_child, config, mkdocs_yml, staging, code,
+                               name=f"the {code} edition's build process")
+        return cls(code=code, staging=staging, child=child)
 
     def finish(self, site_dir: Path) -> None:
         """Wait for the child; move its edition into `site_dir`, or raise its error."""
-        report: Report | None
         try:
-            report = self.conn.recv()
-        except (EOFError, OSError):
-            report = None
-        self.process.join()
-        if report is None:
-            raise ChronicleError(
-                f"the {self.code} edition's build process ended without a word (exit code "
-                f"{self.process.exitcode}); run `chronicle build` again, and if it fails "
-                "again, report it with the output above")
+            report: Report = self.child.recv()
+        except ChildGone as err:
+            raise BuildProcessError(
+                f"the {self.code} edition's build process ended before it finished "
+                f"({self.child.describe_end()}); nothing was published. Run `chronicle "
+                "build` again; if it ends so again, look for what stopped it (memory: the "
+                "kernel log names processes it killed)") from err
+        self.child.join()
         if report[0] == "error":
             raise ChronicleError(str(report[1]))
         if report[0] != "done":
@@ -108,7 +91,7 @@ class EditionProcess:
         target = site_dir / edition_dir(self.code)
         if target.exists():  # English pages under <lang>/: the edition replaces them,
             shutil.rmtree(target)  # as its own build would have emptied the folder
-        shutil.move(str(self.staging), str(target))  # a rename on one file system
+        self.staging.rename(target)  # beside the staged site: the same file system
 
     def merge_caches(self, caches: Caches) -> None:
         """Add the entries the child used to the parent's (what `prune` keeps) and count
@@ -122,15 +105,12 @@ class EditionProcess:
 
     def stop(self) -> None:
         """End the child if it still runs (the English build failed), drop its staging."""
-        if self.process.is_alive():
-            self.process.terminate()
-            self.process.join()
-        self.conn.close()
+        self.child.stop()
         shutil.rmtree(self.staging, ignore_errors=True)
 
 
-def _child(config: RunConfig, mkdocs_yml: Path, staging: Path, code: str,
-           conn: Connection) -> None:
+def _child(conn: Connection, config: RunConfig, mkdocs_yml: Path, staging: Path,
+           code: str) -> None:
     """Build the `code` edition into `staging`; report to the parent over `conn`."""
     from chronicle.site.build import mkdocs_build
 
@@ -139,7 +119,10 @@ def _child(config: RunConfig, mkdocs_yml: Path, staging: Path, code: str,
     report: Report | None = None
     try:
         started = time.perf_counter()
-        mkdocs_build(config, mkdocs_yml, staging, code, editions)
+        # Its own executor: what the edition's build starts (a copier, the render
+        # workers that draw its charts) ends with it.
+        with Executor() as executor:
+            mkdocs_build(config, mkdocs_yml, staging, code, editions, executor)
         used = {kind: [sorted(cache.used - cache.missed_keys), sorted(cache.missed_keys)]
                 for kind, cache in caches.each().items()}
         report = ("done", time.perf_counter() - started, used)
@@ -148,12 +131,11 @@ def _child(config: RunConfig, mkdocs_yml: Path, staging: Path, code: str,
     except ChronicleError as err:
         report = ("error", str(err))
     except OSError as err:  # a full or read-only disk is the user's to fix: one message
-        refused = disk_error(err, staging, "the store is unchanged; the site was not completed")
+        refused = disk_error(err, staging,
+                             "the store and the published site are as they were")
         report = ("error", str(refused)) if refused else ("crash", traceback.format_exc())
     except Exception:
         report = ("crash", traceback.format_exc())
-    finally:
-        stop_workers()
     with contextlib.suppress(OSError):  # a parent that is gone hears nothing
         if report is not None:
             conn.send(report)

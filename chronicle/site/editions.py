@@ -28,6 +28,7 @@ from mkdocs.config.defaults import MkDocsConfig
 from pymdownx.slugs import slugify
 
 from chronicle.config import RunConfig
+from chronicle.executor import Executor
 from chronicle.render.day_charts import day_charts
 from chronicle.render.day_edition import RECORD_ROOT, edition_day_page
 from chronicle.render.embed import spec_json
@@ -137,21 +138,22 @@ def _own(path: str) -> bool:
     return not path.startswith(_ROOT_ONLY) and not path.endswith("/cite.json")
 
 
-def edition_files(inputs: BuildInputs, lang: Language, cache: BuildCache | None = None
-                  ) -> Files:
+def edition_files(inputs: BuildInputs, lang: Language, cache: BuildCache | None = None,
+                  executor: Executor | None = None) -> Files:
     """Return every generated file of the `lang` edition (path relative to its root):
     its pages and run-wide charts' specs (their SVGs are drawn like the English ones',
-    site/statics.py), and each sealed day's page with its charts, SVGs and feed PNG;
-    `cache` keeps the day pages between builds."""
+    site/statics.py), and each sealed day's page with its charts, SVGs and feed PNG
+    (drawn by the `executor`'s render workers); `cache` keeps the day pages between
+    builds."""
     from chronicle.site.pages import site_files
 
     files = {p: c for p, c in site_files(inputs, lang, bundle=False).items() if _own(p)}
-    files.update(edition_days(inputs, lang, cache))
+    files.update(edition_days(inputs, lang, cache, executor))
     return files
 
 
-def edition_days(inputs: BuildInputs, lang: Language, cache: BuildCache | None = None
-                 ) -> Files:
+def edition_days(inputs: BuildInputs, lang: Language, cache: BuildCache | None = None,
+                 executor: Executor | None = None) -> Files:
     """Return every sealed day's page in `lang`, rendered from the sealed day JSON, with
     its charts drawn in `lang` from the data as of the day's figures.
 
@@ -193,9 +195,9 @@ def edition_days(inputs: BuildInputs, lang: Language, cache: BuildCache | None =
                   if evidence is not None else {})
         todo[d["date"]] = (key, meta, charts)
         if len(todo) >= DRAWN_TOGETHER:
-            out.update(_drawn_days(todo, inputs, lang, cache))
+            out.update(_drawn_days(todo, inputs, lang, cache, executor))
             todo = {}
-    out.update(_drawn_days(todo, inputs, lang, cache))
+    out.update(_drawn_days(todo, inputs, lang, cache, executor))
     return out
 
 
@@ -206,8 +208,10 @@ DRAWN_TOGETHER = 8
 
 
 def _drawn_days(todo: dict[str, tuple[str, dict[str, Any], dict[str, dict[str, Any]]]],
-                inputs: BuildInputs, lang: Language, cache: BuildCache | None) -> Files:
-    """Draw the charts of the days in `todo` together (in parallel workers) and return
+                inputs: BuildInputs, lang: Language, cache: BuildCache | None,
+                executor: Executor | None) -> Files:
+    """Draw the charts of the days in `todo` together (in the `executor`'s render
+    workers; in this process without one) and return
     their files (kept in `cache` under each day's key)."""
     if not todo:
         return {}
@@ -215,7 +219,7 @@ def _drawn_days(todo: dict[str, tuple[str, dict[str, Any], dict[str, dict[str, A
         {f"{day}/{name}": spec for day, (_k, _m, charts) in todo.items()
          for name, spec in charts.items()},
         png=[f"{day}/{FEED_IMAGE}" for day, (_k, _m, charts) in todo.items()
-             if FEED_IMAGE in charts])
+             if FEED_IMAGE in charts], executor=executor)
     by_date = {x["date"]: x for x in inputs.days}
     out = Files()
     for day, (key, meta, charts) in todo.items():

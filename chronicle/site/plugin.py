@@ -10,8 +10,8 @@ plugin instance and is reset by `on_config`; the build never touches the network
 from __future__ import annotations
 
 import logging
-import os
 import re
+from contextlib import ExitStack
 from datetime import date
 from pathlib import Path
 from typing import Any, cast
@@ -27,6 +27,7 @@ from mkdocs.utils.templates import TemplateContext
 
 from chronicle.config import RunConfig, load_config
 from chronicle.errors import ChronicleError
+from chronicle.executor import Executor, environment
 from chronicle.render.i18n import DEFAULT, ENGLISH, Language, language
 from chronicle.site.citable import day_sections, feed_links
 from chronicle.site.copier import StaticCopy, copy_in_background
@@ -53,6 +54,9 @@ from chronicle.site.pages import (
 from chronicle.site.statics import Drawing
 
 log = logging.getLogger("mkdocs.plugins.chronicle")
+# `chronicle build` hands each mkdocs build its command's executor on the mkdocs config
+# (site/build.py); a build run by mkdocs itself has the plugin make one of its own.
+EXECUTOR_ATTR = "_chronicle_executor"
 _OLD_QUOT, _OLD_APOS = "&\\#34;", "&\\#39;"
 DAY_PAGE = re.compile(r"^days/(\d{4}-\d{2}-\d{2})\.md$")
 
@@ -82,6 +86,8 @@ class ChroniclePlugin(BasePlugin):
         self.editions: Editions | None = None
         self.pages: list[str] = []  # the pages this build wrote (dest_uri)
         self._generated: dict[str, str | bytes] = {}  # this build's generated files
+        self._executor: Executor | None = None  # the command's, or the build's own
+        self._scope = ExitStack()  # what one build sets up and its end undoes
 
     def use_edition(self, code: str, editions: Editions) -> None:
         """Build the `code` edition, sharing what `editions` holds with the other builds."""
@@ -111,6 +117,10 @@ class ChroniclePlugin(BasePlugin):
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
         """Set site_url, name, author and copyright from chronicle.yml; pin the build date."""
         run = load_run_config(config)
+        self._end_build()  # an earlier build of this instance that ended without a word
+        given = getattr(config, EXECUTOR_ATTR, None)
+        self._executor = given if isinstance(given, Executor) else \
+            self._scope.enter_context(Executor())
         if self.editions is not None and self.editions.inputs is not None \
                 and self.editions.inputs.config != run:
             self.editions.inputs = None  # another chronicle: read its own store
@@ -139,14 +149,27 @@ class ChroniclePlugin(BasePlugin):
             # The language switch: the edition's home until a page names its own twin.
             config.extra["alternate"] = alternates(self.languages, self.code)
         latest = self.inputs.latest
-        # Same store, same bytes: sitemap.xml.gz and the feeds' build dates use this.
-        os.environ.setdefault("SOURCE_DATE_EPOCH", str(int(latest.taken_at.timestamp()))
-                              if latest else "0")
+        # Same store, same bytes: mkdocs and the rss plugin read the build's date from
+        # SOURCE_DATE_EPOCH only (sitemap.xml.gz, pages' dates, the feeds' build dates), so
+        # it is set for this build alone and restored when it ends (`_end_build`).
+        self._scope.enter_context(environment(
+            SOURCE_DATE_EPOCH=str(int(latest.taken_at.timestamp())) if latest else "0"))
         rss = config.plugins.get("rss")
-        image = getattr(getattr(rss, "config", None), "image", None)
+        rss_config = getattr(rss, "config", None)
+        image = getattr(rss_config, "image", None)
         if rss is not None and image and not image.startswith(("http://", "https://")):
             rss.config.image = config.site_url + image.lstrip("/")
+        cache_dir = getattr(rss_config, "cache_dir", None)
+        if rss is not None and isinstance(cache_dir, str) and not Path(cache_dir).is_absolute():
+            # The rss plugin makes its cache folder relative to the working folder: the
+            # chronicle's, whatever folder the build is started from.
+            rss.config.cache_dir = str(run.root / cache_dir)
         return config
+
+    def _end_build(self) -> None:
+        """Undo what this build set up: its environment, its own executor."""
+        self._scope.close()
+        self._executor = None
 
     def _generate(self, files: Files, *, config: MkDocsConfig) -> Files:
         """Add every generated page and file (in memory; nothing is written to docs/) and
@@ -155,17 +178,19 @@ class ChroniclePlugin(BasePlugin):
         svgs = caches.svgs if caches is not None else None
         if self.code == DEFAULT:
             generated = site_files(self.inputs, self.lang)
-            self._drawing = Drawing(generated, svgs)
+            self._drawing = Drawing(generated, svgs, self._executor)
         else:
             # A translated edition renders its own day pages from the sealed JSON; the
             # sealed files and the published data stay at the root, once.
             for file in [f for f in files if f.src_uri.startswith(("days/", "data/"))]:
                 files.remove(file)
             generated = edition_files(self.inputs, self.lang,
-                                      caches.editions if caches is not None else None)
+                                      caches.editions if caches is not None else None,
+                                      self._executor)
             # Its run-wide charts are drawn like English ones; its day charts came drawn.
             self._drawing = Drawing({p: c for p, c in generated.items()
-                                     if not p.startswith("days/")}, svgs)
+                                     if not p.startswith("days/")}, svgs,
+                                    self._executor)
         self._generated = generated
         for path, content in generated.items():
             old = files.get_file_from_path(path)
@@ -183,14 +208,19 @@ class ChroniclePlugin(BasePlugin):
     def _copy_statics(self, files: Files, *, config: MkDocsConfig) -> Files:
         """Start copying the static files while mkdocs converts Markdown (site/copier.py)."""
         self._stop_copy()  # an earlier build of this instance that failed
-        files, self._copy = copy_in_background(files)
+        files, self._copy = copy_in_background(files, self._executor)
         return files
 
     on_files = CombinedEvent(_generate, _copy_statics)
 
     def on_build_error(self, *, error: Exception) -> None:
-        """Stop the background copy of a build that failed."""
+        """Stop the background copy of a build that failed; end the build's scope."""
         self._stop_copy()
+        self._end_build()
+
+    def on_shutdown(self) -> None:
+        """End the build's scope (mkdocs serve: after its last build)."""
+        self._end_build()
 
     def _stop_copy(self) -> None:
         if self._copy is not None:
@@ -263,6 +293,7 @@ class ChroniclePlugin(BasePlugin):
             for path, text in folder_sitemaps(self.pages, self.languages, self.run,
                                               self.code).items():
                 (Path(config.site_dir) / path).write_text(text, encoding="utf-8")
+        self._end_build()
 
 
 def text_meta(page: Page) -> None:

@@ -1,10 +1,11 @@
 """The static SVG of every chart a build publishes (site stage).
 
 Pages publish chart specs only (render/embed.py). The plugin starts drawing their SVGs in
-worker processes when it adds the generated files and writes them into the site after
-mkdocs has built the pages: the drawing runs beside the Markdown conversion instead of
-before it. The SVGs are referenced from raw HTML (`<img src>`), which mkdocs neither
-validates nor rewrites, so they need not be mkdocs files.
+the build's render workers (chronicle/executor.py) when it adds the generated files and
+writes them into the site after mkdocs has built the pages: the drawing runs beside the
+Markdown conversion instead of before it. The SVGs are referenced from raw HTML
+(`<img src>`), which mkdocs neither validates nor rewrites, so they need not be mkdocs
+files.
 
 An SVG is a pure function of its spec, the chronicle code (render/svg.py's width,
 background and hover-layer strip), vl-convert and the Vega-Lite release it draws with, so
@@ -25,6 +26,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from chronicle.executor import Executor
 from chronicle.render.embed import SPEC_SUFFIX
 from chronicle.render.svg import render_statics, start_svgs
 from chronicle.render.vega import VEGA_LITE
@@ -42,9 +44,11 @@ def chart_specs(files: Mapping[str, str | bytes]) -> dict[str, dict[str, Any]]:
     return {path: json.loads(text) for path, text in _spec_texts(files).items()}
 
 
-def with_svgs(files: Mapping[str, str | bytes]) -> dict[str, str | bytes]:
-    """Return `files` plus the static SVG of each chart spec (drawn now, in parallel)."""
-    return {**files, **render_statics(chart_specs(files))[0]}
+def with_svgs(files: Mapping[str, str | bytes], executor: Executor | None = None
+              ) -> dict[str, str | bytes]:
+    """Return `files` plus the static SVG of each chart spec (drawn now, in the
+    `executor`'s render workers if one is given)."""
+    return {**files, **render_statics(chart_specs(files), executor=executor)[0]}
 
 
 @cache
@@ -65,11 +69,12 @@ class Drawing:
     """The SVGs of one build, drawn in the background and written after the pages.
 
     With a `cache`, the SVGs an earlier build drew from the same specs are read instead,
-    and only the others are drawn (`drawn` says how many: 0 starts no worker).
+    and only the others are drawn (`drawn` says how many: 0 starts no worker), by the
+    `executor`'s render workers (in this process without one).
     """
 
-    def __init__(self, files: Mapping[str, str | bytes], cache: BuildCache | None = None
-                 ) -> None:
+    def __init__(self, files: Mapping[str, str | bytes], cache: BuildCache | None = None,
+                 executor: Executor | None = None) -> None:
         texts = _spec_texts(files)
         self._order, self._cache = list(texts), cache
         self._keys: dict[str, str] = {}
@@ -82,7 +87,7 @@ class Drawing:
                     self._kept[path] = kept
         todo = {p: json.loads(t) for p, t in texts.items() if p not in self._kept}
         self.drawn = len(todo)
-        self._wait: Callable[[], dict[str, str]] = start_svgs(todo)
+        self._wait: Callable[[], dict[str, str]] = start_svgs(todo, executor)
         self._svgs: dict[str, str] | None = None
 
     def svgs(self) -> dict[str, str]:

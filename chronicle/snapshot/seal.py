@@ -17,6 +17,7 @@ from chronicle.analysis.day_model import DaySummary
 from chronicle.analysis.days import summarize_day
 from chronicle.analysis.verdicts import day1_sha256, watch_day
 from chronicle.config import RunConfig
+from chronicle.executor import Executor
 from chronicle.render.day import render_day_files
 from chronicle.render.day_charts import day_charts
 from chronicle.render.i18n import ENGLISH
@@ -52,16 +53,19 @@ class SealInputs:
     draw: Draw | None = None
 
 
-def seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
+def seal_days(inputs: SealInputs, executor: Executor | None = None
+              ) -> dict[str, dict[str, bytes]]:
     """Return {day: {path under docs/: bytes}} of every day this snapshot seals.
 
     Always in English, the record's language: another language's page is rendered from
-    these files and the store at build time and never changes them.
+    these files and the store at build time and never changes them. The charts are drawn
+    by the `executor`'s render workers (in this process without one): the same bytes
+    either way.
     """
-    return _seal_days(inputs)
+    return _seal_days(inputs, executor)
 
 
-def _seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
+def _seal_days(inputs: SealInputs, executor: Executor | None) -> dict[str, dict[str, bytes]]:
     config, store = inputs.config, inputs.store
     sealed: dict[str, dict[str, bytes]] = {}
     previous: Mapping[str, Any] | None = None
@@ -73,7 +77,7 @@ def _seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
         # The charts draw in worker processes while the figures and verdicts are computed.
         charts = day_charts(day, seen.series, seen.failures, config, ENGLISH, changes)
         drawn = (inputs.draw(day, charts) if inputs.draw is not None
-                 else start_statics(charts, png=FEED_IMAGES))
+                 else start_statics(charts, FEED_IMAGES, executor))
         if previous is None or previous["date"] != (day - timedelta(days=1)).isoformat():
             previous = store.sealed_day(day - timedelta(days=1))
         summary = summarize_day(

@@ -22,12 +22,13 @@ def night(n: int) -> str:
     return f"2026-08-{20 + n:02d}T03:17:00Z"
 
 
-def cli_process(*args: str, kill_at: str | None = None,
+def cli_process(*args: str, kill_at: str | None = None, alone: bool = False,
                 env: dict[str, str] | None = None, **kw: object) -> subprocess.Popen[str]:
-    """Start the chronicle CLI in its own process group (optionally killed at a point of a
-    store write, see tests/support/killpoint.py)."""
-    prefix = ["-m", "tests.support.killpoint", kill_at, "--"] if kill_at else \
-        ["-m", "chronicle.cli"]
+    """Start the chronicle CLI in its own process group and session (optionally killed at a
+    point of a store write or a build, with its group or `alone`, see
+    tests/support/killpoint.py)."""
+    prefix = ["-m", "tests.support.killpoint", kill_at, *(["--alone"] if alone else []), "--"] \
+        if kill_at else ["-m", "chronicle.cli"]
     full_env = {**os.environ, **(env or {}), "PYTHONPATH": str(REPO)}
     return subprocess.Popen([sys.executable, *prefix, *args], env=full_env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

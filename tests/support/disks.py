@@ -88,13 +88,15 @@ def as_reader(prefix: list[str], *args: str) -> subprocess.CompletedProcess[str]
 @dataclass(frozen=True)
 class DiskRun:
     """What a command did on a small disk: its exit code and output, the chronicle's
-    files before and after (path -> sha256), and the entries of docs/data after."""
+    files before and after (path -> sha256), and the entries of docs/data and of the
+    chronicle's own folder after."""
 
     returncode: int
     output: str
     before: dict[str, str]
     after: dict[str, str]
     data: list[str]
+    top: list[str]
 
 
 def _unshare() -> list[str]:
@@ -142,13 +144,15 @@ echo $? > "$O/rc"
 set -e
 {digest} "$M/c/docs" > "$O/after.json"
 ls -a "$M/c/docs/data" > "$O/data.txt"
+ls -a "$M/c" > "$O/top.txt"
 """
     subprocess.run([*_unshare(), "bash", "-c", script], env=_env(), cwd=REPO, timeout=900,
                    check=True, capture_output=True, text=True)
     return DiskRun(int((out / "rc").read_text()), (out / "output.txt").read_text(),
                    json.loads((out / "before.json").read_text()),
                    json.loads((out / "after.json").read_text()),
-                   [n for n in (out / "data.txt").read_text().split() if n not in (".", "..")])
+                   *([n for n in (out / name).read_text().split() if n not in (".", "..")]
+                     for name in ("data.txt", "top.txt")))
 
 
 def with_file_size_limit(limit_bytes: int, *args: str) -> subprocess.CompletedProcess[str]:

@@ -6,14 +6,17 @@ after every night against a clean run of the same nights.
     python -m tests.support.soak --nights 35 [--seed N] [--keep DIR]     (make soak)
 
 After every night: `verify` passes, no byte of an earlier snapshot or sealed file changed,
-no (run, step) is stored twice, no day is sealed twice. At the end (one last clean night
-lets the waiting days seal): every day the clean run sealed is sealed exactly once, with
-the clean run's figures (tests/support/soak_checks.py says which, and why).
+no (run, step) is stored twice, no day is sealed twice. A SIGKILL hits the snapshot's
+process alone: whatever it started (render workers, wandb-core) must have ended 4 s
+later. At the end (one last clean night lets the waiting days seal): every day the clean
+run sealed is sealed exactly once, with the clean run's figures
+(tests/support/soak_checks.py says which, and why).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
 import signal
@@ -38,6 +41,7 @@ from tests.support.commands import cli_process
 from tests.support.fakes.github_server import FakeGithub
 from tests.support.fakes.hero import HERO, add_run
 from tests.support.fakes.wandb_server import Failure, FakeWandb
+from tests.support.processes import left_in_session
 from tests.support.soak_checks import Ledger, check_night, compare_days
 
 KEY = "soak-wandb-key-0123456789abcdef-0123456789abcdef-SOAK"
@@ -117,6 +121,7 @@ class Tally:
     snapshots: int = 0
     sealed_days: int = 0
     bytes_changed: int = 0
+    left_running: list[str] = field(default_factory=list)  # what outlived a killed snapshot
     seconds: float = 0.0
 
     def report(self) -> str:
@@ -126,7 +131,8 @@ class Tally:
                 f"{sum(self.failures.values())} ({fails}); SIGKILLs: {self.kills} "
                 f"({self.killed_after_commit} after the commit); concurrent starts: "
                 f"{self.concurrent} ({self.refused_busy} refused: store locked); rebuilds: "
-                f"{self.builds}; sealed bytes changed: {self.bytes_changed}; "
+                f"{self.builds}; sealed bytes changed: {self.bytes_changed}; processes "
+                f"left running by a killed snapshot: {len(self.left_running)}; "
                 f"{self.seconds:.0f} s")
 
 
@@ -213,15 +219,21 @@ class Soak:
     def _killed_attempt(self, night: Night) -> None:
         args = ("snapshot", "--dir", str(self.subject), "--as-of", night.stamp)
         timer = night.kill == "timer"
-        proc = cli_process(*args, kill_at=None if timer else night.kill, env=self.env)
+        proc = cli_process(*args, kill_at=None if timer else night.kill, alone=True,
+                           env=self.env)
         if timer:
             try:
                 proc.wait(timeout=self.rng.uniform(0.3, 4.0))
             except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
+                os.kill(proc.pid, signal.SIGKILL)  # the snapshot alone, as an OOM kill does
         out, _ = proc.communicate(timeout=300)
         if proc.returncode == -signal.SIGKILL:
             self.tally.kills += 1
+            left = left_in_session(proc.pid)
+            self.tally.left_running += [f"night {night.number}: {p.cmdline}" for p in left]
+            if left:  # not to disturb the nights after: the check fails at the end
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
         else:  # the timer fired after the snapshot had finished: a normal night
             assert proc.returncode in (0, 3), f"night {night.number}: {out}"
             self.tally.snapshots += 1
