@@ -33,7 +33,7 @@ from chronicle.render.day_charts import day_charts
 from chronicle.render.day_edition import RECORD_ROOT, edition_day_page
 from chronicle.render.embed import spec_json
 from chronicle.render.i18n import DEFAULT, NAMES, Language, edition_dir
-from chronicle.render.svg import render_statics
+from chronicle.render.svg import build_workers, render_statics
 from chronicle.site.build_cache import BuildCache, Caches, entry_key
 from chronicle.site.citable import day_sections, edition_url
 from chronicle.site.edition_cache import LOCALE_FOLDER, edition_key
@@ -219,7 +219,7 @@ def _drawn_days(todo: dict[str, tuple[str, dict[str, Any], dict[str, dict[str, A
         {f"{day}/{name}": spec for day, (_k, _m, charts) in todo.items()
          for name, spec in charts.items()},
         png=[f"{day}/{FEED_IMAGE}" for day, (_k, _m, charts) in todo.items()
-             if FEED_IMAGE in charts], executor=executor)
+             if FEED_IMAGE in charts], executor=executor, workers=build_workers(executor))
     by_date = {x["date"]: x for x in inputs.days}
     out = Files()
     for day, (key, meta, charts) in todo.items():
