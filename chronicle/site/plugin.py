@@ -33,6 +33,7 @@ from chronicle.site.citable import day_sections, feed_links
 from chronicle.site.daily_feed import fill_daily_feeds, item_html
 from chronicle.site.editions import (
     LOCALE_FOLDER,
+    EditionFiles,
     Editions,
     alternates,
     edition_files,
@@ -83,7 +84,7 @@ class ChroniclePlugin(BasePlugin):
         self.lang: Language = ENGLISH  # set by on_config from the edition's code
         self.editions: Editions | None = None
         self.pages: list[str] = []  # the pages this build wrote (dest_uri)
-        self._generated: dict[str, str | bytes] = {}  # this build's generated files
+        self._generated: EditionFiles = {}  # this build's generated files
         self._executor: Executor | None = None  # the command's, or the build's own
         self._scope = ExitStack()  # what one build sets up and its end undoes
 
@@ -174,17 +175,20 @@ class ChroniclePlugin(BasePlugin):
         draw the charts' static SVGs (written by on_post_build)."""
         caches = self.editions.caches if self.editions is not None else None
         svgs = caches.svgs if caches is not None else None
+        generated: EditionFiles
         if self.code == DEFAULT:
-            generated = site_files(self.inputs, self.lang)
+            generated = dict(site_files(self.inputs, self.lang))
             self._drawing = Drawing(generated, svgs, self._executor)
         else:
             # A translated edition renders its own day pages from the sealed JSON; the
             # sealed files and the published data stay at the root, once.
             for file in [f for f in files if f.src_uri.startswith(("days/", "data/"))]:
                 files.remove(file)
+            # Its day charts are written into the site as they are drawn (mkdocs's
+            # `site_dir` was emptied before on_files): a long run's are never all held.
             generated = edition_files(self.inputs, self.lang,
                                       caches.editions if caches is not None else None,
-                                      self._executor)
+                                      self._executor, Path(config.site_dir))
             # Its run-wide charts are drawn like English ones; its day charts came drawn.
             self._drawing = Drawing({p: c for p, c in generated.items()
                                      if not p.startswith("days/")}, svgs,
@@ -194,7 +198,11 @@ class ChroniclePlugin(BasePlugin):
             old = files.get_file_from_path(path)
             if old is not None:
                 files.remove(old)
-            file = File.generated(config, path, content=content)
+            # Written already: mkdocs copies a file onto itself as a no-op, for plugins
+            # that write into site_dir (File.copy_file).
+            file = (File.generated(config, path, abs_src_path=str(content))
+                    if isinstance(content, Path) else File.generated(config, path,
+                                                                     content=content))
             if self.code != DEFAULT and DAY_PAGE.match(path):
                 # The rss plugin files every day page under its source path; a generated
                 # page has none, so it gets a virtual one (never read: content is set).

@@ -35,7 +35,7 @@ from chronicle.render.vega import VEGA_LITE
 from chronicle.site.build_cache import FORMAT, BuildCache, code_fingerprint, entry_key
 
 
-def _spec_texts(files: Mapping[str, str | bytes]) -> dict[str, str]:
+def _spec_texts(files: Mapping[str, object]) -> dict[str, str]:
     """Return {path of the static SVG: spec JSON} for every chart spec among `files`."""
     return {path[: -len(SPEC_SUFFIX)] + ".svg": content for path, content in files.items()
             if path.endswith(SPEC_SUFFIX) and isinstance(content, str)}
@@ -75,7 +75,7 @@ class Drawing:
     `executor`'s render workers (in this process without one, when they are waited for).
     """
 
-    def __init__(self, files: Mapping[str, str | bytes], cache: BuildCache | None = None,
+    def __init__(self, files: Mapping[str, object], cache: BuildCache | None = None,
                  executor: Executor | None = None) -> None:
         texts = _spec_texts(files)
         self._order, self._cache = list(texts), cache
