@@ -6,13 +6,14 @@ its row (issue #24): its row's median without it, divided by its median with it,
 be at least 1.10. Rows, each command in its own process, alternating on and off:
 - beside (a translated edition built in a second process while English builds): the
   two-edition build of the demo, warm (its .cache/chronicle as a nightly restores it);
-- copier (the static files copied by a second process): the English-only build, warm;
 - background-svgs (a build's run-wide charts drawn in a worker while mkdocs converts
   Markdown): the nightly (one snapshot sealing the last day, then the English build),
-  the one run where those charts changed;
-- sealing-workers (a sealed day's charts drawn by two workers while the day's figures are
-  computed): the whole demo (DAYS nights, then its build);
-- warm-up (the sealing workers started while the sources are fetched): the nightly.
+  the one run where those charts changed.
+Three more were measured here and dropped (README "How it works"), each off/on on a
+quiet 2-core machine: the static files copied by a second process while mkdocs converts
+Markdown (1.01-1.02 on the English-only warm build), a sealed day's charts drawn by two
+workers while its figures are computed (1.07-1.08 on the 100-day demo), and those
+workers started while a snapshot fetches its sources (0.98-1.06 on the nightly).
 
     python -m bench.speedups [DAYS] [--only NAME ...] [--rounds N] [--wait-load L]
 
@@ -81,8 +82,7 @@ def one(kind: str, folder: str, without: str, extra: str) -> None:
         elif kind == "snapshot":
             from chronicle.snapshot.take import take_snapshot
 
-            take_snapshot(load_config(Path(folder)), datetime.fromisoformat(extra),
-                          executor=executor)
+            take_snapshot(load_config(Path(folder)), datetime.fromisoformat(extra))
         elif kind == "demo":
             from chronicle.demo import run_demo
 
@@ -146,14 +146,12 @@ def main(argv: list[str]) -> None:
           f"{rounds} rounds each on and off; kept where off/on >= {THRESHOLD:.2f}")
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = args.work or Path(tmp_name)
-        demo, en_only = tmp / "demo", tmp / "demo-en"
+        demo = tmp / "demo"
         if not (tmp / "night-base" / "chronicle.yml").is_file():
             if args.work:  # a run that stopped half-way through preparing it
                 shutil.rmtree(tmp, ignore_errors=True)
             run(python("from pathlib import Path; from chronicle.demo import run_demo;"
                        f"run_demo(Path({str(demo)!r}), {days}, echo=lambda s: None)"))
-            english_only(demo, en_only)
-            run(_one("build", str(en_only), ""))  # its .cache, warm
             partial_demo(tmp / "night-full", days)
             english_only(tmp / "night-full", tmp / "night-base")
             run(_one("build", str(tmp / "night-base"), ""))
@@ -170,18 +168,9 @@ def main(argv: list[str]) -> None:
             snap = run(_one("snapshot", str(work), without, last))[0]
             return snap + run(_one("build", str(work), without))[0]
 
-        def whole_demo(without: str) -> float:
-            shutil.rmtree(tmp / "demo-again", ignore_errors=True)
-            seconds = run(_one("demo", str(tmp / "demo-again"), without, str(days)))[0]
-            shutil.rmtree(tmp / "demo-again")
-            return seconds
-
         rows: dict[str, tuple[str, Callable[[str], float]]] = {
             "beside": ("two editions, warm build", build(demo)),
-            "copier": ("build (en only), warm", build(en_only)),
             "background-svgs": ("nightly (snapshot + en build)", nightly),
-            "sealing-workers": (f"demo, {days} days", whole_demo),
-            "warm-up": ("nightly (snapshot + en build)", nightly),
         }
         for speedup in wanted:
             label, timed = rows[speedup]

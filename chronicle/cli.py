@@ -146,20 +146,17 @@ def init(target: Path, source: str, name: str) -> None:
 @_clean_errors
 def snapshot(root: Path, as_of: str | None) -> None:
     """Fetch every source, append one snapshot, seal every closed day."""
-    from chronicle.executor import Executor
     from chronicle.snapshot.take import take_snapshot
 
     config = load_config(root)
     when = parse_as_of(as_of)
-    with Executor() as executor:
-        result = take_snapshot(
-            config,
-            when,
-            backfilled=as_of is not None
-            and config.source == "live"
-            and when < datetime.now(UTC) - timedelta(days=1),
-            executor=executor,
-        )
+    result = take_snapshot(
+        config,
+        when,
+        backfilled=as_of is not None
+        and config.source == "live"
+        and when < datetime.now(UTC) - timedelta(days=1),
+    )
     for line in result.recovered:
         click.echo(f"finished an interrupted snapshot: {line}")
     sealed = ", ".join(result.sealed) or "none"

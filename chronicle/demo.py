@@ -7,15 +7,17 @@ It scaffolds a folder like `chronicle init`, then replays the nightly job: one r
 from __future__ import annotations
 
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from datetime import time as dtime
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 from chronicle.config import load_config
-from chronicle.errors import ChronicleError
-from chronicle.executor import Executor
+from chronicle.errors import BuildProcessError, ChronicleError
+from chronicle.executor import ChildGone, Executor
 from chronicle.init import InitOptions, init_chronicle
 from chronicle.store import Store
 
@@ -126,16 +128,17 @@ def run_demo(
     `nights` stops after that many nights (a later call continues: the store is
     append-only), so the bench can time one nightly run on a long chronicle. `executor`:
     the command's, for every night and the build (without one, the demo has its own).
+
+    The nights run in a child process of the executor, the build in this one: what the
+    nights hold (the simulated run, the store's tables as they grew, vl-convert's runtime
+    that drew the sealed charts) goes back to the system before the build starts, instead
+    of staying beside it. The child's progress lines and its error come back here.
     """
     if executor is None:
         with Executor() as own:
             return run_demo(out, days, echo, build, nights, own)
     from chronicle.site.build import build_site
-    from chronicle.snapshot.fetch import fetch_simulated_source
-    from chronicle.snapshot.take import take_snapshot
-    from chronicle.sources.simulated import SimulatedRun
 
-    seconds: dict[str, float] = {}
     if not (out / "chronicle.yml").exists():
         init_chronicle(out, demo_options(days))
     config = load_config(out)
@@ -144,14 +147,73 @@ def run_demo(
             f"{out / 'chronicle.yml'}: source is {config.source!r}; the demo "
             "only runs on a simulated chronicle (pick another --out)"
         )
+    last = min(config.simulated.days, nights or config.simulated.days)
+    child = executor.start(_nights_child, out, last, name="the demo's nights")
+    seconds: dict[str, float] = {}
+    while True:
+        try:
+            message = child.recv()
+        except ChildGone as err:
+            raise BuildProcessError(
+                f"the demo's nights ended before they finished ({child.describe_end()}); "
+                "the nights snapshotted so far are kept (each one whole): run the demo again "
+                "to continue") from err
+        if message[0] == "line":
+            echo(message[1])
+        elif message[0] == "done":
+            seconds.update(message[1])
+            break
+        elif message[0] == "error":
+            error = ChronicleError(message[1])
+            error.exit_code = message[2]
+            raise error
+        elif message[0] == "raise":
+            raise message[1]
+        else:
+            raise RuntimeError(f"the demo's nights failed:\n{message[1]}")
+    child.join()
+    if build:
+        started = time.perf_counter()
+        build_site(config, executor=executor)
+        seconds["build"] = time.perf_counter() - started
+    store = Store(config.docs_dir)
+    return DemoReport(
+        snapshots=len(store.snapshots()), sealed=len(store.sealed_days()), seconds=seconds
+    )
+
+
+def _nights_child(conn: Connection, out: Path, last: int) -> None:
+    """Take the demo's nights 1 to `last` in this child process (`run_demo`); report each
+    progress line, then the seconds taken or the error, over `conn`."""
+    try:
+        seconds = _take_nights(out, last, lambda line: conn.send(("line", line)))
+        conn.send(("done", seconds))
+    except (EOFError, BrokenPipeError, KeyboardInterrupt):
+        return  # the parent is gone or stopping
+    except ChronicleError as err:  # said by the parent, with its exit code
+        conn.send(("error", str(err), err.exit_code))
+    except OSError as err:  # a disk that refused a write: the parent's CLI names it
+        conn.send(("raise", OSError(err.errno, err.strerror, err.filename, None,
+                                    err.filename2)))
+    except Exception:
+        conn.send(("crash", traceback.format_exc()))
+
+
+def _take_nights(out: Path, last: int, echo: Callable[[str], None]) -> dict[str, float]:
+    """Take one snapshot per night up to night `last` (skipping those an earlier demo run
+    took); return the seconds of the simulation and of the nights."""
+    from chronicle.snapshot.fetch import fetch_simulated_source
+    from chronicle.snapshot.take import take_snapshot
+    from chronicle.sources.simulated import SimulatedRun
+
+    config = load_config(out)
+    seconds: dict[str, float] = {}
     started = time.perf_counter()
     sim = SimulatedRun(config)
     seconds["simulate"] = time.perf_counter() - started
-
     store = Store(config.docs_dir)
     latest = store.latest()
     started = time.perf_counter()
-    last = min(config.simulated.days, nights or config.simulated.days)
     for night in range(1, last + 1):
         as_of = datetime.combine(config.run.start + timedelta(days=night), NIGHTLY)
         if latest is not None and as_of <= latest.taken_at:
@@ -161,18 +223,8 @@ def run_demo(
             as_of,
             store=store,
             fetcher=lambda c, s, t: fetch_simulated_source(c, s, t, sim=sim),
-            executor=executor,
         )
         if night % 10 == 0 or night == config.simulated.days:
             echo(f"night {night:3d}: snapshot {result.snapshot}, sealed {', '.join(result.sealed)}")
-    # The build runs beside its Chinese edition's process: the sealing workers' memory
-    # (two vl-convert runtimes) goes back first; the build draws in one worker of its own.
-    executor.stop_render_workers()
     seconds["snapshots"] = time.perf_counter() - started
-    if build:
-        started = time.perf_counter()
-        build_site(config, executor=executor)
-        seconds["build"] = time.perf_counter() - started
-    return DemoReport(
-        snapshots=len(store.snapshots()), sealed=len(store.sealed_days()), seconds=seconds
-    )
+    return seconds

@@ -53,7 +53,7 @@ from typing import Any
 # The speed-ups a command may run beside its own work. Each stays only where `make bench`
 # shows it is worth at least 10% on its row (README "Benchmarks"): the bench turns each
 # off with `Executor(without=...)` and times the row again.
-SPEEDUPS = ("beside", "copier", "sealing-workers", "background-svgs", "warm-up")
+SPEEDUPS = ("beside", "background-svgs")
 _PR_SET_PDEATHSIG = 1
 _EXIT_ORPHANED = 70  # a child's exit code when its parent went first
 _WATCH_SECONDS = 0.2  # how often a child polls its parent where there is no pidfd
@@ -252,10 +252,6 @@ class Executor:
                 self._pool = RenderPool(self, size)
             except OSError:
                 return None  # no process to be had: the caller draws in its own
-        return self._pool
-
-    def running_pool(self) -> RenderPool | None:
-        """Return the render workers if they run, else None."""
         return self._pool
 
     def stop_render_workers(self, abort: bool = False) -> None:

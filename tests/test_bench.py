@@ -25,8 +25,8 @@ def test_rounds_of_unequal_length_are_an_error() -> None:
 
 
 def test_a_speedup_is_kept_only_when_its_row_takes_10_percent_longer_without_it() -> None:
-    kept = Measured("copier", "build", on=[10.0, 12.0, 11.0], off=[12.5, 12.0, 13.0])
+    kept = Measured("sealing-workers", "demo", on=[10.0, 12.0, 11.0], off=[12.5, 12.0, 13.0])
     assert round(kept.gain, 3) == round(12.5 / 11.0, 3)
     assert "off/on 1.14  keep  (rounds: 1.25 1.00 1.18)" in kept.line()
-    dropped = Measured("warm-up", "nightly", on=[10.0], off=[10.9])
+    dropped = Measured("beside", "build", on=[10.0], off=[10.9])
     assert "off/on 1.09  drop" in dropped.line()

@@ -128,8 +128,6 @@ def test_a_snapshot_in_this_process_leaves_no_process_or_variable(one_night: Pat
 @pytest.mark.parametrize("point", SNAPSHOT_POINTS)
 def test_a_snapshot_killed_alone_leaves_no_process_and_the_next_one_works(
         one_night: Path, tmp_path: Path, point: str) -> None:
-    if point == "workers" and (os.cpu_count() or 1) < 2:
-        pytest.skip("one core: days seal without render workers")
     root = Path(shutil.copytree(one_night, tmp_path / "c"))
     proc = cli_process("snapshot", "--dir", str(root), "--as-of", night(2),
                        kill_at=point, alone=True)

@@ -9,7 +9,13 @@ from chronicle.executor import Executor
 from chronicle.models import FailureRecord
 from chronicle.render.day_charts import DAY_CHARTS, day_charts
 from chronicle.render.i18n import ENGLISH
-from chronicle.render.svg import render_statics, render_svg, render_svgs, start_svgs
+from chronicle.render.svg import (
+    build_workers,
+    render_statics,
+    render_svg,
+    render_svgs,
+    start_svgs,
+)
 from chronicle.store import rows_to_table
 from tests.support.config import make_config
 from tests.support.processes import children
@@ -85,24 +91,26 @@ def _workers() -> set[int]:
     return {p.pid for p in children() if "chronicle.executor" in p.cmdline}
 
 
-def test_sealing_workers_draw_a_build_until_they_are_stopped() -> None:
-    # A command that sealed days draws a build's SVGs with its warm workers; the demo
-    # stops them before its build (their memory, two vl-convert runtimes, goes back while
-    # the Chinese edition builds beside it), and the build then starts one of its own.
+def test_a_build_draws_in_workers_until_it_stops_them() -> None:
+    # A build draws with one worker per core but one, at least one, and stops them once
+    # its charts are drawn (their memory goes back before mkdocs converts the pages); a
+    # later drawing starts its own. The bytes are those drawn here; sealing draws here.
     before = _workers()
     with Executor(cores=2) as executor:
         render_statics({"a": SPEC, "b": {**SPEC, "width": 99}}, executor=executor)
-        sealing = _workers() - before
-        assert len(sealing) == 2  # one per core, at most two
-        start_svgs({"c": {**SPEC, "width": 98}}, executor)()
-        assert _workers() - before == sealing  # drawn by the sealing workers
-        executor.stop_render_workers()
-        assert not (_workers() & sealing)
-        drawn = start_svgs({"d": {**SPEC, "width": 97}}, executor)()
-        new = _workers() - before
-        assert len(new) == 1 and not (new & sealing)  # one core is left to the build
+        assert _workers() == before  # no `workers`: drawn in this process
+        drawn = render_svgs({"d": {**SPEC, "width": 97}}, executor, build_workers(executor))
+        first = _workers() - before
+        assert len(first) == 1  # one core is left to the build
         assert drawn == {"d": render_svg({**SPEC, "width": 97})}
+        executor.stop_render_workers()
+        assert not (_workers() & first)
+        pending = start_svgs({"e": {**SPEC, "width": 96}}, executor)
+        assert pending.result() == {"e": render_svg({**SPEC, "width": 96})} and pending.ready()
+        assert len(_workers() - before - first) == 1
     assert _workers() == before  # closing the executor ends them
+    assert build_workers(Executor(cores=1)) == 1 and build_workers(Executor(cores=4)) == 3
+    assert build_workers(None) == 0
 
 
 def test_without_an_executor_or_on_one_core_charts_are_drawn_here() -> None:
@@ -115,9 +123,13 @@ def test_without_an_executor_or_on_one_core_charts_are_drawn_here() -> None:
 
 
 def test_a_killed_worker_is_drawn_for_here() -> None:
+    before = _workers()
     with Executor(cores=2) as executor:
-        render_statics({"a": SPEC, "b": {**SPEC, "width": 99}}, executor=executor)
-        for pid in _workers():
+        render_statics({"a": SPEC, "b": {**SPEC, "width": 99}}, executor=executor, workers=2)
+        killed = _workers() - before
+        assert len(killed) == 2
+        for pid in killed:
             os.kill(pid, signal.SIGKILL)
-        svgs, _ = render_statics({"a": SPEC, "b": {**SPEC, "width": 99}}, executor=executor)
+        svgs, _ = render_statics({"a": SPEC, "b": {**SPEC, "width": 99}}, executor=executor,
+                                 workers=2)
     assert svgs == {"a": render_svg(SPEC), "b": render_svg({**SPEC, "width": 99})}

@@ -68,7 +68,7 @@ started = []
 sys.addaudithook(lambda event, args: started.append(args) if event == "subprocess.Popen"
                  and "chronicle.executor" in args[1] else None)
 cached = {}
-with Executor(cores=2, without=["copier"]) as executor:
+with Executor(cores=2) as executor:
     build_site(load_config(Path(sys.argv[1])), Path(sys.argv[2]), cached=cached,
                executor=executor)
 print(cached["svgs reused"], cached["svgs made"], len(started))

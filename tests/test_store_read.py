@@ -39,6 +39,9 @@ DAMAGES = {
     "data/2026-08-22T031700Z/failures.json": ("failure records file",
                                               lambda p: p.write_text("[{]")),
     "data/2026-08-22T031700Z/runs.json": ("run records file", lambda p: p.write_text('{"a": 1}')),
+    # An earlier snapshot's records: read (for when each failure was first seen), not kept.
+    "data/2026-08-21T031700Z/failures.json": ("failure records file",
+                                              lambda p: p.write_text('[{"source": "x"}]')),
     "days/2026-08-21.json": ("sealed day JSON", lambda p: p.write_bytes(b"\xff\xfe not json")),
 }
 
@@ -173,3 +176,21 @@ def test_a_view_before_a_snapshot_sees_only_what_that_snapshot_saw(two_nights: P
     [day] = second.sealed
     assert view.sealed_day(datetime.fromisoformat(day).date()) is None
     assert store.sealed_day(datetime.fromisoformat(day).date()) is not None
+
+
+def test_earlier_failure_records_are_read_when_asked_for_and_not_kept(two_nights: Path
+                                                                      ) -> None:
+    # Each failures.json holds every record known by then: a long run's add up, so only
+    # the newest snapshot's are kept; the answers are those of reading every file whole.
+    store = Store(two_nights / "docs")
+    first, newest = store.snapshots()
+    whole = {}
+    for snap in (first, newest):
+        for record in json.loads((snap.path / "failures.json").read_bytes()):
+            whole.setdefault(record["id"], snap.taken_at)
+    assert whole and store.failures_first_seen() == whole
+    assert [f.id for f in store.failures_at(first)] == [
+        r["id"] for r in json.loads((first.path / "failures.json").read_bytes())]
+    assert store.load_failures() == store.failures_at(newest)
+    kept = [key for key in store._shared.read if "failures.json" in key]
+    assert kept == [(newest.id, "failures.json")], kept

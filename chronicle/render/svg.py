@@ -13,6 +13,7 @@ import functools
 import importlib.metadata
 from collections.abc import Callable, Collection, Mapping
 from concurrent.futures import Future
+from dataclasses import dataclass
 from typing import Any
 
 from chronicle import draw
@@ -88,51 +89,40 @@ def javascript_bundle() -> str:
     return text
 
 
-_WARM_SPEC: dict[str, Any] = {"mark": "point", "data": {"values": [{"x": 0}]},
-                              "encoding": {"x": {"field": "x", "type": "quantitative"}}}
-
-
-def _sealing_workers(executor: Executor | None) -> int:
-    """Return how many render workers seal days: one per core, at most two (0: draw in
-    this process)."""
-    if executor is None or not executor.uses("sealing-workers"):
-        return 0
-    return min(2, executor.cores or 1)
-
-
-def warm_up(executor: Executor | None) -> None:
-    """Start the sealing render workers now (a process start and vl-convert's JavaScript
-    runtime, ~1 s) so a snapshot's fetch and analysis hide it; returns at once."""
-    if executor is None or not executor.uses("warm-up"):
-        return
-    pool = executor.render_pool(_sealing_workers(executor))
-    if pool is not None:
-        for _ in range(pool.size):
-            pool.submit(draw.svg, _WARM_SPEC, _vl_version())
+def build_workers(executor: Executor | None) -> int:
+    """Return how many render workers a build draws with (0 without an executor: in this
+    process): one per core but one, which the build beside it or mkdocs keeps, and at
+    least one, even on one core. A worker gives vl-convert's JavaScript runtime (~190 MB)
+    back when the build stops it after its drawings (`Executor.stop_render_workers`);
+    drawn in the build's process, the runtime would stay to the build's end, its peak."""
+    return 0 if executor is None else max(1, (executor.cores or 1) - 1)
 
 
 Statics = tuple[dict[str, str], dict[str, bytes]]
 
 
 def render_statics(charts: dict[str, dict[str, Any]], png: Collection[str] = (),
-                   executor: Executor | None = None) -> Statics:
+                   executor: Executor | None = None, workers: int | None = None) -> Statics:
     """Return the static SVG of each chart and a PNG of those named in `png`."""
-    return start_statics(charts, png, executor)()
+    return start_statics(charts, png, executor, workers)()
 
 
 def start_statics(charts: dict[str, dict[str, Any]], png: Collection[str] = (),
-                  executor: Executor | None = None) -> Callable[[], Statics]:
+                  executor: Executor | None = None, workers: int | None = None
+                  ) -> Callable[[], Statics]:
     """Start drawing the static SVG of each chart (and a PNG of those named in `png`);
     return a function that waits for them: ({name: SVG}, {name: PNG}).
 
-    vl-convert holds the GIL, so with an `executor` the charts render in its render
-    workers (one per core, started once per command) while the caller goes on (sealing a
-    day computes its figures and verdicts meanwhile); the output is the same bytes as a
-    serial render in this process, which is what happens without workers.
+    vl-convert holds the GIL, so with an `executor` and `workers` the charts render in
+    that many of its render workers while the caller goes on; the output is the same
+    bytes as a serial render in this process, which is what happens without them (a
+    snapshot seals its days' charts so: two workers drawing them while the day's figures
+    were computed saved 7% of the demo, under the 10% a process must earn; README
+    "How it works").
     """
     names = list(charts)
-    pool = (executor.render_pool(_sealing_workers(executor))
-            if executor is not None and len(charts) >= 2 else None)
+    pool = (executor.render_pool(workers) if executor is not None and workers and names
+            else None)
     futures: dict[str, Future[tuple[str, bytes | None]]] = {}
     if pool is not None:
         # The costliest first (a PNG is a second render), so the last to finish is small.
@@ -154,37 +144,46 @@ def start_statics(charts: dict[str, dict[str, Any]], png: Collection[str] = (),
     return wait
 
 
-def render_svgs(charts: dict[str, dict[str, Any]],
-                executor: Executor | None = None) -> dict[str, str]:
+def render_svgs(charts: dict[str, dict[str, Any]], executor: Executor | None = None,
+                workers: int | None = None) -> dict[str, str]:
     """Return the static SVG of each chart, keyed like `charts`."""
-    return render_statics(charts, executor=executor)[0]
+    return render_statics(charts, executor=executor, workers=workers)[0]
+
+
+@dataclass
+class PendingSvgs:
+    """SVGs being drawn in the background (`start_svgs`)."""
+
+    charts: Mapping[str, dict[str, Any]]
+    futures: list[Future[str]]
+
+    def ready(self) -> bool:
+        """Return whether every drawing is done (`result` would not wait)."""
+        return all(f.done() for f in self.futures)
+
+    def result(self) -> dict[str, str]:
+        """Wait for the drawings; return {name: SVG}, keyed like the charts."""
+        names = list(self.charts)
+        if self.futures:
+            with contextlib.suppress(ChildGone):  # a worker killed: draw them here
+                return {n: f.result() for n, f in zip(names, self.futures, strict=True)}
+        return {n: render_svg(self.charts[n]) for n in names}
 
 
 def start_svgs(charts: Mapping[str, dict[str, Any]],
-               executor: Executor | None = None) -> Callable[[], dict[str, str]]:
-    """Start drawing the static SVG of each chart in the background; return a function
-    that waits for them (keyed like `charts`).
+               executor: Executor | None = None) -> PendingSvgs:
+    """Start drawing the static SVG of each chart in the background (a build's run-wide
+    charts, while mkdocs converts Markdown: `background-svgs`); `result` waits for them.
 
-    The executor's render workers draw them (started here with one worker per core but
-    one, which is left to the caller: a build converting Markdown meanwhile; a command
-    that sealed days draws with its sealing workers); the bytes are those of `render_svg`,
-    which draws them when the wait comes without workers.
+    The executor's render workers draw them (`build_workers`: one core is left to the
+    caller); the bytes are those of `render_svg`, which draws them when the wait comes
+    without workers.
     """
-    if not charts:
-        return dict
-    names = list(charts)
     pool = None
-    if executor is not None and executor.uses("background-svgs"):
-        pool = executor.running_pool() or executor.render_pool(max(1, (executor.cores or 1) - 1))
+    if charts and executor is not None and executor.uses("background-svgs"):
+        pool = executor.render_pool(build_workers(executor))
     if pool is None:
-        return lambda: {n: render_svg(charts[n]) for n in names}
+        return PendingSvgs(charts, [])
     vl = _vl_version()
-    futures = [pool.submit(draw.svg, static_spec(charts[n]), vl) for n in names]
-
-    def wait() -> dict[str, str]:
-        try:
-            return {n: f.result() for n, f in zip(names, futures, strict=True)}
-        except ChildGone:  # a worker killed: draw them here
-            return {n: render_svg(charts[n]) for n in names}
-
-    return wait
+    return PendingSvgs(charts, [pool.submit(draw.svg, static_spec(spec), vl)
+                                for spec in charts.values()])

@@ -14,8 +14,13 @@ the edition's process) belongs to the command's executor (chronicle/executor.py)
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import ctypes.util
+import gc
 import logging
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -131,6 +136,11 @@ def _build_editions(config: RunConfig, mkdocs_yml: Path, staging: Path, site_dir
             mkdocs_build(config, mkdocs_yml, staging / edition_dir(code), code, editions,
                          executor)
             took[code] = time.perf_counter() - started
+        if children:
+            # The editions beside it take longer (they draw their day charts): what this
+            # process's builds held goes back to the system while it waits for them.
+            editions.inputs = None
+            release_memory()
         for code, child in children.items():
             child.finish(staging)
             child.merge_caches(caches)
@@ -138,6 +148,15 @@ def _build_editions(config: RunConfig, mkdocs_yml: Path, staging: Path, site_dir
     finally:
         for child in children.values():
             child.stop()
+
+
+def release_memory() -> None:
+    """Collect what no longer has a reference and hand the freed heap back to the system
+    (glibc keeps freed memory for reuse: `malloc_trim`; elsewhere only the collection)."""
+    gc.collect()
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
 
 
 def _start_editions(executor: Executor, config: RunConfig, mkdocs_yml: Path,

@@ -29,7 +29,7 @@ JSON_FEEDS = ("feed_json_created.json", "feed_json_updated.json")
 
 
 def item_html(inputs: BuildInputs, lang: Language,
-              files: Mapping[str, str | bytes] | None = None) -> dict[str, str]:
+              files: Mapping[str, str | bytes | Path] | None = None) -> dict[str, str]:
     """Return {day permalink: the HTML of its feed item} for every sealed day, in `lang`
     (a translated edition's permalinks and charts are its own: `files`, its generated
     files, hold its day charts)."""
@@ -54,7 +54,7 @@ def item_html(inputs: BuildInputs, lang: Language,
 
 
 def _image(inputs: BuildInputs, date: str, lang: Language,
-           files: Mapping[str, str | bytes] | None) -> tuple[str | None, str]:
+           files: Mapping[str, str | bytes | Path] | None) -> tuple[str | None, str]:
     """Return the feed image of a day (a PNG where there is one, else its SVG) and its
     text alternative: the English record's sealed chart, or the edition's own."""
     alt = lang.gettext("Loss, run so far, to {date}").format(date=lang.date(date))
@@ -67,6 +67,8 @@ def _image(inputs: BuildInputs, date: str, lang: Language,
     else:
         own = files or {}
         spec_text = own.get(f"days/{date}/loss.vl.json")
+        if isinstance(spec_text, Path):  # written into the site already (site/editions.py)
+            spec_text = spec_text.read_bytes()
         if spec_text is not None:
             alt = str(json.loads(spec_text).get("description") or alt)
         present = {name for name in ("loss.png", "loss.svg") if f"days/{date}/{name}" in own}

@@ -68,7 +68,11 @@ class EditionProcess:
             shutil.rmtree(staging)
         staging.mkdir(parents=True)
         executor.remove_on_close(staging)
+        # The child's own executor keeps the parent's switches (the bench turns a speed-up
+        # off for the whole command) and leaves one core to the English build beside it:
+        # on two cores the child draws its charts itself, with no render worker of its own.
         child = executor.start(_child, config, mkdocs_yml, staging, code,
+                               tuple(executor.without), max(1, (executor.cores or 1) - 1),
                                name=f"the {code} edition's build process")
         return cls(code=code, staging=staging, child=child)
 
@@ -110,7 +114,7 @@ class EditionProcess:
 
 
 def _child(conn: Connection, config: RunConfig, mkdocs_yml: Path, staging: Path,
-           code: str) -> None:
+           code: str, without: tuple[str, ...], cores: int) -> None:
     """Build the `code` edition into `staging`; report to the parent over `conn`."""
     from chronicle.site.build import mkdocs_build
 
@@ -119,9 +123,9 @@ def _child(conn: Connection, config: RunConfig, mkdocs_yml: Path, staging: Path,
     report: Report | None = None
     try:
         started = time.perf_counter()
-        # Its own executor: what the edition's build starts (a copier, the render
-        # workers that draw its charts) ends with it.
-        with Executor() as executor:
+        # Its own executor: what the edition's build starts (the render worker that
+        # draws its charts) ends with it.
+        with Executor(without=without, cores=cores) as executor:
             mkdocs_build(config, mkdocs_yml, staging, code, editions, executor)
         used = {kind: [sorted(cache.used - cache.missed_keys), sorted(cache.missed_keys)]
                 for kind, cache in caches.each().items()}

@@ -21,6 +21,7 @@ import html
 import logging
 from dataclasses import dataclass, field
 from datetime import date, timedelta
+from pathlib import Path
 from typing import Any
 
 from markupsafe import escape
@@ -33,7 +34,7 @@ from chronicle.render.day_charts import day_charts
 from chronicle.render.day_edition import RECORD_ROOT, edition_day_page
 from chronicle.render.embed import spec_json
 from chronicle.render.i18n import DEFAULT, NAMES, Language, edition_dir
-from chronicle.render.svg import render_statics
+from chronicle.render.svg import build_workers, render_statics
 from chronicle.site.build_cache import BuildCache, Caches, entry_key
 from chronicle.site.citable import day_sections, edition_url
 from chronicle.site.edition_cache import LOCALE_FOLDER, edition_key
@@ -42,6 +43,9 @@ from chronicle.site.inputs import BuildInputs
 __all__ = ["LOCALE_FOLDER", "Editions", "alternates", "edition_days", "edition_files",
            "folder_sitemaps", "localize_config", "translate_nav", "twins"]
 Files = dict[str, str | bytes]
+# A generated file's content, or where it was written already (mkdocs copies nothing:
+# File.generated with that path, the file is where the build puts it).
+EditionFiles = dict[str, str | bytes | Path]
 FEED_IMAGE = "loss"  # the day chart a feed item shows, as a PNG too (snapshot/seal.py)
 
 
@@ -139,28 +143,35 @@ def _own(path: str) -> bool:
 
 
 def edition_files(inputs: BuildInputs, lang: Language, cache: BuildCache | None = None,
-                  executor: Executor | None = None) -> Files:
+                  executor: Executor | None = None, site_dir: Path | None = None
+                  ) -> EditionFiles:
     """Return every generated file of the `lang` edition (path relative to its root):
     its pages and run-wide charts' specs (their SVGs are drawn like the English ones',
     site/statics.py), and each sealed day's page with its charts, SVGs and feed PNG
     (drawn by the `executor`'s render workers); `cache` keeps the day pages between
-    builds."""
+    builds. With a `site_dir`, the days' charts are written there as they are made (see
+    `edition_days`)."""
     from chronicle.site.pages import site_files
 
-    files = {p: c for p, c in site_files(inputs, lang, bundle=False).items() if _own(p)}
-    files.update(edition_days(inputs, lang, cache, executor))
+    files: EditionFiles = {p: c for p, c in site_files(inputs, lang, bundle=False).items()
+                           if _own(p)}
+    files.update(edition_days(inputs, lang, cache, executor, site_dir))
     return files
 
 
 def edition_days(inputs: BuildInputs, lang: Language, cache: BuildCache | None = None,
-                 executor: Executor | None = None) -> Files:
+                 executor: Executor | None = None, site_dir: Path | None = None
+                 ) -> EditionFiles:
     """Return every sealed day's page in `lang`, rendered from the sealed day JSON, with
     its charts drawn in `lang` from the data as of the day's figures.
 
     With a `cache`, a day whose inputs an earlier build rendered is taken from it: sealed
-    days never change, so a nightly renders only the new one.
+    days never change, so a nightly renders only the new one. With a `site_dir` (the
+    folder the edition is being built in), each day's chart specs, SVGs and PNG are
+    written there as soon as they are made and returned as their path, not their bytes:
+    a long run's ~80 MB of them (365 days) is never held at once.
     """
-    config, out = inputs.config, Files()
+    config, out = inputs.config, _DayFiles(site_dir)
     edition = edition_key(config, lang.code) if cache is not None else ""
     changes = inputs.changes.changes
     runs = [r.to_json() for r in inputs.runs] if cache is not None else []
@@ -188,17 +199,37 @@ def edition_days(inputs: BuildInputs, lang: Language, cache: BuildCache | None =
                 "runs": runs, "changes": [c for c in changes if str(c.get("time")) < ended]})
             kept = cache.get(key)
             if kept is not None:
-                out.update(kept)
+                out.add(kept)
                 continue
         evidence = inputs.day_evidence(when)
         charts = (day_charts(when, evidence[0], evidence[1], config, lang, changes)
                   if evidence is not None else {})
         todo[d["date"]] = (key, meta, charts)
         if len(todo) >= DRAWN_TOGETHER:
-            out.update(_drawn_days(todo, inputs, lang, cache, executor))
+            out.add(_drawn_days(todo, inputs, lang, cache, executor))
             todo = {}
-    out.update(_drawn_days(todo, inputs, lang, cache, executor))
-    return out
+    out.add(_drawn_days(todo, inputs, lang, cache, executor))
+    return out.files
+
+
+class _DayFiles:
+    """The day files of an edition: pages kept, charts written into `site_dir` (if any)."""
+
+    def __init__(self, site_dir: Path | None) -> None:
+        self.site_dir, self.files = site_dir, EditionFiles()
+
+    def add(self, files: Files) -> None:
+        for path, content in files.items():
+            if self.site_dir is None or path.endswith(".md"):
+                self.files[path] = content
+                continue
+            target = self.site_dir / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, str):
+                target.write_text(content, encoding="utf-8")
+            else:
+                target.write_bytes(content)
+            self.files[path] = target
 
 
 # Days whose charts are drawn in one go: enough to keep every render worker busy, few
@@ -219,7 +250,7 @@ def _drawn_days(todo: dict[str, tuple[str, dict[str, Any], dict[str, dict[str, A
         {f"{day}/{name}": spec for day, (_k, _m, charts) in todo.items()
          for name, spec in charts.items()},
         png=[f"{day}/{FEED_IMAGE}" for day, (_k, _m, charts) in todo.items()
-             if FEED_IMAGE in charts], executor=executor)
+             if FEED_IMAGE in charts], executor=executor, workers=build_workers(executor))
     by_date = {x["date"]: x for x in inputs.days}
     out = Files()
     for day, (key, meta, charts) in todo.items():

@@ -20,7 +20,7 @@ from xml.dom import minidom
 from markupsafe import Markup, escape
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
-from mkdocs.plugins import BasePlugin, CombinedEvent, event_priority
+from mkdocs.plugins import BasePlugin, event_priority
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 from mkdocs.utils.templates import TemplateContext
@@ -30,10 +30,10 @@ from chronicle.errors import ChronicleError
 from chronicle.executor import Executor, environment
 from chronicle.render.i18n import DEFAULT, ENGLISH, Language, language
 from chronicle.site.citable import day_sections, feed_links
-from chronicle.site.copier import StaticCopy, copy_in_background
 from chronicle.site.daily_feed import fill_daily_feeds, item_html
 from chronicle.site.editions import (
     LOCALE_FOLDER,
+    EditionFiles,
     Editions,
     alternates,
     edition_files,
@@ -80,12 +80,11 @@ class ChroniclePlugin(BasePlugin):
         self.run: RunConfig | None = None
         self._inputs: BuildInputs | None = None
         self._drawing: Drawing | None = None
-        self._copy: StaticCopy | None = None
         self.code = DEFAULT
         self.lang: Language = ENGLISH  # set by on_config from the edition's code
         self.editions: Editions | None = None
         self.pages: list[str] = []  # the pages this build wrote (dest_uri)
-        self._generated: dict[str, str | bytes] = {}  # this build's generated files
+        self._generated: EditionFiles = {}  # this build's generated files
         self._executor: Executor | None = None  # the command's, or the build's own
         self._scope = ExitStack()  # what one build sets up and its end undoes
 
@@ -171,22 +170,25 @@ class ChroniclePlugin(BasePlugin):
         self._scope.close()
         self._executor = None
 
-    def _generate(self, files: Files, *, config: MkDocsConfig) -> Files:
+    def on_files(self, files: Files, *, config: MkDocsConfig) -> Files:
         """Add every generated page and file (in memory; nothing is written to docs/) and
-        start drawing the charts' static SVGs (written by on_post_build)."""
+        draw the charts' static SVGs (written by on_post_build)."""
         caches = self.editions.caches if self.editions is not None else None
         svgs = caches.svgs if caches is not None else None
+        generated: EditionFiles
         if self.code == DEFAULT:
-            generated = site_files(self.inputs, self.lang)
+            generated = dict(site_files(self.inputs, self.lang))
             self._drawing = Drawing(generated, svgs, self._executor)
         else:
             # A translated edition renders its own day pages from the sealed JSON; the
             # sealed files and the published data stay at the root, once.
             for file in [f for f in files if f.src_uri.startswith(("days/", "data/"))]:
                 files.remove(file)
+            # Its day charts are written into the site as they are drawn (mkdocs's
+            # `site_dir` was emptied before on_files): a long run's are never all held.
             generated = edition_files(self.inputs, self.lang,
                                       caches.editions if caches is not None else None,
-                                      self._executor)
+                                      self._executor, Path(config.site_dir))
             # Its run-wide charts are drawn like English ones; its day charts came drawn.
             self._drawing = Drawing({p: c for p, c in generated.items()
                                      if not p.startswith("days/")}, svgs,
@@ -196,36 +198,37 @@ class ChroniclePlugin(BasePlugin):
             old = files.get_file_from_path(path)
             if old is not None:
                 files.remove(old)
-            file = File.generated(config, path, content=content)
+            # Written already: mkdocs copies a file onto itself as a no-op, for plugins
+            # that write into site_dir (File.copy_file).
+            file = (File.generated(config, path, abs_src_path=str(content))
+                    if isinstance(content, Path) else File.generated(config, path,
+                                                                     content=content))
             if self.code != DEFAULT and DAY_PAGE.match(path):
                 # The rss plugin files every day page under its source path; a generated
                 # page has none, so it gets a virtual one (never read: content is set).
                 file.abs_src_path = str(Path(config.docs_dir) / f".{self.code}" / path)
             files.append(file)
+        self._collect_drawing()
         return files
 
-    @event_priority(-100)  # after every plugin's on_files: the final list of files
-    def _copy_statics(self, files: Files, *, config: MkDocsConfig) -> Files:
-        """Start copying the static files while mkdocs converts Markdown (site/copier.py)."""
-        self._stop_copy()  # an earlier build of this instance that failed
-        files, self._copy = copy_in_background(files, self._executor)
-        return files
-
-    on_files = CombinedEvent(_generate, _copy_statics)
+    def _collect_drawing(self, wait: bool = False) -> None:
+        """Once this build's charts are drawn (`wait`: wait for them), stop its render
+        workers: their memory goes back while mkdocs still converts the pages, not at
+        the build's end, where its memory peaks (a later drawing starts its own)."""
+        if self._drawing is not None and not (wait or self._drawing.ready()):
+            return
+        if self._drawing is not None:
+            self._drawing.svgs()
+        if self._executor is not None:
+            self._executor.stop_render_workers()
 
     def on_build_error(self, *, error: Exception) -> None:
-        """Stop the background copy of a build that failed; end the build's scope."""
-        self._stop_copy()
+        """End the scope of a build that failed."""
         self._end_build()
 
     def on_shutdown(self) -> None:
         """End the build's scope (mkdocs serve: after its last build)."""
         self._end_build()
-
-    def _stop_copy(self) -> None:
-        if self._copy is not None:
-            self._copy.cancel()
-            self._copy = None
 
     def on_page_markdown(self, markdown: str, *, page: Page, config: MkDocsConfig,
                          files: Files) -> str:
@@ -268,12 +271,15 @@ class ChroniclePlugin(BasePlugin):
         return day_sections(self.inputs.config, sealed, snap, self.lang)
 
     def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str:
-        """Note each page this build wrote (the sitemaps of the language switch)."""
+        """Note each page this build wrote (the sitemaps of the language switch); stop
+        the render workers once the charts are drawn."""
         self.pages.append(page.file.dest_uri)
+        self._collect_drawing()
         return output
 
     def _write_svgs(self, site_dir: Path) -> None:
         """Write the static SVG of every generated chart (drawn beside the pages)."""
+        self._collect_drawing(wait=True)
         if self._drawing is not None:
             self._drawing.write(site_dir)
         self._drawing = None

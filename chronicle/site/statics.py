@@ -1,9 +1,11 @@
 """The static SVG of every chart a build publishes (site stage).
 
 Pages publish chart specs only (render/embed.py). The plugin starts drawing their SVGs in
-the build's render workers (chronicle/executor.py) when it adds the generated files and
-writes them into the site after mkdocs has built the pages: the drawing runs beside the
-Markdown conversion instead of before it. The SVGs are referenced from raw HTML
+the build's render workers (chronicle/executor.py) when it adds the generated files,
+stops the workers as soon as they are drawn (their memory goes back while mkdocs still
+converts the pages), and writes the SVGs into the site after mkdocs has built the pages:
+the drawing runs beside the Markdown conversion (11% of a nightly, README "How it
+works"). The SVGs are referenced from raw HTML
 (`<img src>`), which mkdocs neither validates nor rewrites, so they need not be mkdocs
 files.
 
@@ -20,7 +22,7 @@ a machine with other such fonts holds the SVGs the first machine drew.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from functools import cache
 from importlib import metadata
 from pathlib import Path
@@ -28,12 +30,12 @@ from typing import Any
 
 from chronicle.executor import Executor
 from chronicle.render.embed import SPEC_SUFFIX
-from chronicle.render.svg import render_statics, start_svgs
+from chronicle.render.svg import build_workers, render_svgs, start_svgs
 from chronicle.render.vega import VEGA_LITE
 from chronicle.site.build_cache import FORMAT, BuildCache, code_fingerprint, entry_key
 
 
-def _spec_texts(files: Mapping[str, str | bytes]) -> dict[str, str]:
+def _spec_texts(files: Mapping[str, object]) -> dict[str, str]:
     """Return {path of the static SVG: spec JSON} for every chart spec among `files`."""
     return {path[: -len(SPEC_SUFFIX)] + ".svg": content for path, content in files.items()
             if path.endswith(SPEC_SUFFIX) and isinstance(content, str)}
@@ -48,7 +50,7 @@ def with_svgs(files: Mapping[str, str | bytes], executor: Executor | None = None
               ) -> dict[str, str | bytes]:
     """Return `files` plus the static SVG of each chart spec (drawn now, in the
     `executor`'s render workers if one is given)."""
-    return {**files, **render_statics(chart_specs(files), executor=executor)[0]}
+    return {**files, **render_svgs(chart_specs(files), executor, build_workers(executor))}
 
 
 @cache
@@ -70,10 +72,10 @@ class Drawing:
 
     With a `cache`, the SVGs an earlier build drew from the same specs are read instead,
     and only the others are drawn (`drawn` says how many: 0 starts no worker), by the
-    `executor`'s render workers (in this process without one).
+    `executor`'s render workers (in this process without one, when they are waited for).
     """
 
-    def __init__(self, files: Mapping[str, str | bytes], cache: BuildCache | None = None,
+    def __init__(self, files: Mapping[str, object], cache: BuildCache | None = None,
                  executor: Executor | None = None) -> None:
         texts = _spec_texts(files)
         self._order, self._cache = list(texts), cache
@@ -87,13 +89,17 @@ class Drawing:
                     self._kept[path] = kept
         todo = {p: json.loads(t) for p, t in texts.items() if p not in self._kept}
         self.drawn = len(todo)
-        self._wait: Callable[[], dict[str, str]] = start_svgs(todo, executor)
+        self._pending = start_svgs(todo, executor)
         self._svgs: dict[str, str] | None = None
+
+    def ready(self) -> bool:
+        """Return whether the drawings are done (`svgs` would not wait)."""
+        return self._svgs is not None or self._pending.ready()
 
     def svgs(self) -> dict[str, str]:
         """Wait for the drawings; return {path of the SVG: its text}."""
         if self._svgs is None:
-            drawn = self._wait()
+            drawn = self._pending.result()
             if self._cache is not None:
                 for path, svg in drawn.items():
                     self._cache.put_text(self._keys[path], svg)

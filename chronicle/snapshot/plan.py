@@ -75,15 +75,6 @@ def day_end(day: date) -> datetime:
     return datetime.combine(day + timedelta(days=1), time(0, tzinfo=UTC))
 
 
-def some_day_closed(config: RunConfig, store: Store, as_of: datetime) -> bool:
-    """Return whether a day of the run has closed by `as_of` and is not sealed yet
-    (whether it can be sealed tonight is `plan_seals`' question)."""
-    last_closed = as_of.astimezone(UTC).date() - timedelta(days=1)
-    sealed = store.sealed_days()
-    newest = max(sealed) if sealed else config.run.start - timedelta(days=1)
-    return last_closed > newest or (not sealed and last_closed >= config.run.start)
-
-
 def plan_seals(config: RunConfig, store: Store, as_of: datetime, snapshot: str,
                statuses: Sequence[SourceStatus], first_row: float | None) -> SealPlan:
     """Return what the snapshot `snapshot` taken at `as_of` seals and what waits.

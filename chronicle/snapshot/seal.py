@@ -17,7 +17,6 @@ from chronicle.analysis.day_model import DaySummary
 from chronicle.analysis.days import summarize_day
 from chronicle.analysis.verdicts import day1_sha256, watch_day
 from chronicle.config import RunConfig
-from chronicle.executor import Executor
 from chronicle.render.day import render_day_files
 from chronicle.render.day_charts import day_charts
 from chronicle.render.i18n import ENGLISH
@@ -53,19 +52,16 @@ class SealInputs:
     draw: Draw | None = None
 
 
-def seal_days(inputs: SealInputs, executor: Executor | None = None
-              ) -> dict[str, dict[str, bytes]]:
+def seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
     """Return {day: {path under docs/: bytes}} of every day this snapshot seals.
 
     Always in English, the record's language: another language's page is rendered from
-    these files and the store at build time and never changes them. The charts are drawn
-    by the `executor`'s render workers (in this process without one): the same bytes
-    either way.
+    these files and the store at build time and never changes them.
     """
-    return _seal_days(inputs, executor)
+    return _seal_days(inputs)
 
 
-def _seal_days(inputs: SealInputs, executor: Executor | None) -> dict[str, dict[str, bytes]]:
+def _seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
     config, store = inputs.config, inputs.store
     sealed: dict[str, dict[str, bytes]] = {}
     previous: Mapping[str, Any] | None = None
@@ -74,10 +70,10 @@ def _seal_days(inputs: SealInputs, executor: Executor | None) -> dict[str, dict[
     changes = inputs.changes.changes if inputs.changes else ()
     for plan in inputs.days:
         day, seen = plan.day, inputs.evidence(plan.figures_as_of)
-        # The charts draw in worker processes while the figures and verdicts are computed.
+        # The charts are drawn in this process when the day's files are rendered below.
         charts = day_charts(day, seen.series, seen.failures, config, ENGLISH, changes)
         drawn = (inputs.draw(day, charts) if inputs.draw is not None
-                 else start_statics(charts, FEED_IMAGES, executor))
+                 else start_statics(charts, FEED_IMAGES))
         if previous is None or previous["date"] != (day - timedelta(days=1)).isoformat():
             previous = store.sealed_day(day - timedelta(days=1))
         summary = summarize_day(

@@ -16,12 +16,10 @@ from typing import Any
 import pyarrow as pa
 
 from chronicle.config import RunConfig
-from chronicle.executor import Executor
 from chronicle.models import FailureRecord, Fetched, SourceStatus
-from chronicle.render.svg import warm_up
 from chronicle.snapshot.fetch import Fetcher, fetch_live, fetch_simulated_source
 from chronicle.snapshot.night import Tonight, prepare_night
-from chronicle.snapshot.plan import WaitingDay, some_day_closed
+from chronicle.snapshot.plan import WaitingDay
 from chronicle.snapshot.preflight import check_as_of, check_failure_text, check_scaffold_values
 from chronicle.snapshot.seal import SealInputs, seal_days
 from chronicle.sources.manual import load_failures_file
@@ -56,16 +54,12 @@ def take_snapshot(
     store: Store | None = None,
     backfilled: bool = False,
     now: datetime | None = None,
-    executor: Executor | None = None,
 ) -> SnapshotResult:
     """Append one snapshot as of `as_of` and seal every day whose data is complete.
 
-    `executor`: the command's, whose render workers draw the sealed days' charts; without
-    one, a snapshot has its own for this call (closed before it returns).
+    It starts no process of its own (the live sources' clients may: wandb-core): the
+    sealed days' charts are drawn in this process.
     """
-    if executor is None:
-        with Executor() as own:
-            return take_snapshot(config, as_of, fetcher, store, backfilled, now, own)
     # Bad input stops us before the store is even locked.
     check_scaffold_values(config)
     manual = load_failures_file(config)
@@ -74,17 +68,14 @@ def take_snapshot(
     with locked(store, "snapshot") as recovered:
         store.refresh()
         result = _take(config, store, as_of, manual, fetcher, backfilled,
-                       now or datetime.now(UTC), executor)
+                       now or datetime.now(UTC))
     return replace(result, recovered=tuple(recovered))
 
 
 def _take(config: RunConfig, store: Store, as_of: datetime, manual: list[FailureRecord],
-          fetcher: Fetcher | None, backfilled: bool, now: datetime,
-          executor: Executor) -> SnapshotResult:
+          fetcher: Fetcher | None, backfilled: bool, now: datetime) -> SnapshotResult:
     # Load inputs.
     check_as_of(config, store, as_of, now)
-    if some_day_closed(config, store, as_of):
-        warm_up(executor)  # the chart renderers start while the sources are fetched
     if fetcher is None:
         fetcher = fetch_simulated_source if config.source == "simulated" else fetch_live
     fetched = fetcher(config, store, as_of)
@@ -100,8 +91,7 @@ def _take(config: RunConfig, store: Store, as_of: datetime, manual: list[Failure
     sealed = seal_days(SealInputs(
         config, store, as_of, sid, plan.ready, night.evidence, backfilled,
         context=night.context,
-        corrections=tuple(store.pending_corrections() + corrections), changes=night.changes),
-        executor)
+        corrections=tuple(store.pending_corrections() + corrections), changes=night.changes))
     extra: dict[str, Any] = {"backfilled": backfilled} if backfilled else {}
     if corrections:
         extra["corrections"] = corrections

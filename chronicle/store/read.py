@@ -201,9 +201,13 @@ class Store:
         return _checked(path, what, meta, f"its manifest {snap.id}/{MANIFEST}")
 
     def _records(self, snap: SnapshotInfo, name: str, what: str,
-                 parse: Callable[[Any], T]) -> list[T]:
-        return self._once((snap.id, name), lambda: parse_json_records(
-            self.file_bytes(snap, name, what), snap.path / name, what, parse))
+                 parse: Callable[[Any], T], keep: bool = True) -> list[T]:
+        """Return a snapshot's checked JSON records, each through `parse`; kept for the
+        Store's life unless not `keep`."""
+        def read() -> list[T]:
+            return parse_json_records(self.file_bytes(snap, name, what), snap.path / name,
+                                      what, parse)
+        return self._once((snap.id, name), read) if keep else read()
 
     def _metrics(self, snap: SnapshotInfo) -> pa.Table:
         """Return a snapshot's checked metrics.parquet, whole (not kept: load_metrics keeps
@@ -353,7 +357,11 @@ class Store:
         if "failures.json" not in snap.files:
             return []
         return self._records(snap, "failures.json", "failure records file",
-                             FailureRecord.from_json)
+                             FailureRecord.from_json, keep=False)
+
+    # A snapshot's failures.json holds every record known by then, so the files of a long
+    # run add up (365 nights: ~110,000 records, ~100 MB as objects): an earlier snapshot's
+    # records are read when asked for and not kept, only the newest's are.
 
     def failures_at(self, snap: SnapshotInfo) -> list[FailureRecord]:
         """Return the failure records known at `snap`: those of the newest snapshot up to
@@ -361,15 +369,20 @@ class Store:
         for earlier in reversed([s for s in self.snapshots() if s.taken_at <= snap.taken_at]):
             if "failures.json" in earlier.files:
                 return self._records(earlier, "failures.json", "failure records file",
-                                     FailureRecord.from_json)
+                                     FailureRecord.from_json,
+                                     keep=earlier == self.snapshots()[-1])
         return []
 
     def failures_first_seen(self) -> dict[str, datetime]:
-        """Return when each failure id first appeared in a snapshot's failures.json."""
+        """Return when each failure id first appeared in a snapshot's failures.json (each
+        file checked, its ids read: the records are not kept)."""
         seen: dict[str, datetime] = {}
         for snap in self.snapshots():
-            for record in self.failures_of(snap):
-                seen.setdefault(record.id, snap.taken_at)
+            if "failures.json" not in snap.files:
+                continue
+            for failure_id in self._records(snap, "failures.json", "failure records file",
+                                            _record_id, keep=False):
+                seen.setdefault(failure_id, snap.taken_at)
         return seen
 
     def thread_history(self) -> dict[int, list[tuple[SnapshotInfo, Thread]]]:
@@ -507,3 +520,11 @@ def _keys(table: pa.Table) -> list[tuple[str, int]]:
     """Return the (run, step) pair of each row of a metrics table."""
     return list(zip(table.column("run").to_pylist(), table.column("step").to_pylist(),
                     strict=True))
+
+
+def _record_id(item: Any) -> str:
+    """Return a stored failure record's id (KeyError, TypeError if it has none)."""
+    found = item["id"]
+    if not isinstance(found, str):
+        raise TypeError(f"a record's id is {type(found).__name__}, not a string")
+    return found

@@ -7,8 +7,6 @@ folder made or removed, each rename and each process started, before it happens,
 kills the process group when POINT is reached (with `--alone`, this process only: what
 it started must then end by itself, chronicle/executor.py):
 
-- `workers`: a snapshot, once its second render worker has been started (both are
-             starting vl-convert, or drawing its warm-up chart);
 - `stage`:   the first sealed day file staged inside the snapshot's temporary folder
              (its data files are written, the snapshot never commits);
 - `commit`:  the rename that commits the snapshot (everything staged, nothing committed);
@@ -16,6 +14,8 @@ it started must then end by itself, chronicle/executor.py):
              committed, its day files are not published yet);
 - `staged`:  a build making the folder it builds the site in (its first moment: nothing
              built yet);
+- `workers`: a build writing a file once it has started two processes (the translated
+             edition's and a render worker drawing its new charts);
 - `english`: a build writing its first file into that folder, once a process of its own
              has been started (the translated edition building beside English);
 - `joined`:  a build moving its translated edition into the staged site (every edition
@@ -34,8 +34,8 @@ import signal
 import sys
 from typing import Any
 
-SNAPSHOT_POINTS = ("workers", "stage", "commit", "publish")
-BUILD_POINTS = ("staged", "english", "joined", "swapped")
+SNAPSHOT_POINTS = ("stage", "commit", "publish")
+BUILD_POINTS = ("staged", "workers", "english", "joined", "swapped")
 POINTS = SNAPSHOT_POINTS + BUILD_POINTS
 KILLED_EXIT = -signal.SIGKILL
 _BUILDING = re.compile(r"/\.[^/]+\.building-\d+(-[a-z]+)?$")
