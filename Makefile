@@ -42,7 +42,7 @@ test: install chromium lint
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests"; exit 1; fi; exit $$rc
 
 ## Ratios against plain mkdocs, measured side by side (bench/__main__.py); ~10 min at 100 days.
-## Then each speed-up of the executor on and off on its row (bench/speedups.py; ~25 min).
+## Then each speed-up of the executor on and off on its row (bench/speedups.py; ~8 min: the two kept).
 bench: install
 	$(PY) -m bench $(DAYS)
 	$(PY) -m bench.speedups $(DAYS)
