@@ -106,7 +106,8 @@ def test_a_build_draws_in_workers_until_it_stops_them() -> None:
         executor.stop_render_workers()
         assert not (_workers() & first)
         pending = start_svgs({"e": {**SPEC, "width": 96}}, executor)
-        assert pending.result() == {"e": render_svg({**SPEC, "width": 96})} and pending.ready()
+        assert pending.result() == ({"e": render_svg({**SPEC, "width": 96})}, {})
+        assert pending.ready()
         assert len(_workers() - before - first) == 1
     assert _workers() == before  # closing the executor ends them
     assert build_workers(Executor(cores=1)) == 1 and build_workers(Executor(cores=4)) == 3

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib.metadata
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
@@ -104,14 +104,40 @@ Statics = tuple[dict[str, str], dict[str, bytes]]
 def render_statics(charts: dict[str, dict[str, Any]], png: Collection[str] = (),
                    executor: Executor | None = None, workers: int | None = None) -> Statics:
     """Return the static SVG of each chart and a PNG of those named in `png`."""
-    return start_statics(charts, png, executor, workers)()
+    return start_statics(charts, png, executor, workers).result()
 
 
-def start_statics(charts: dict[str, dict[str, Any]], png: Collection[str] = (),
-                  executor: Executor | None = None, workers: int | None = None
-                  ) -> Callable[[], Statics]:
+@dataclass
+class Pending:
+    """Static renders started by `start_statics`: in render workers (`futures`), or
+    drawn in this process when `result` is first asked for (no futures)."""
+
+    charts: Mapping[str, dict[str, Any]]
+    png: Collection[str]
+    futures: dict[str, Future[tuple[str, bytes | None]]]
+
+    def ready(self) -> bool:
+        """Return whether every drawing is done (`result` would not wait for a worker)."""
+        return all(f.done() for f in self.futures.values())
+
+    def result(self) -> Statics:
+        """Wait for the drawings; return ({name: SVG}, {name: PNG}), keyed like the charts."""
+        names = list(self.charts)
+        done: dict[str, tuple[str, bytes | None]] = {}
+        with contextlib.suppress(ChildGone):  # a worker killed: draw them here
+            done = {n: self.futures[n].result() for n in names} if self.futures else {}
+        if not done:
+            done = {n: draw.svg_and_png(static_spec(self.charts[n]), _vl_version(),
+                                        n in self.png) for n in names}
+        svgs = {n: done[n][0] for n in names}
+        pngs = {n: image for n in names if (image := done[n][1]) is not None}
+        return svgs, pngs
+
+
+def start_statics(charts: Mapping[str, dict[str, Any]], png: Collection[str] = (),
+                  executor: Executor | None = None, workers: int | None = None) -> Pending:
     """Start drawing the static SVG of each chart (and a PNG of those named in `png`);
-    return a function that waits for them: ({name: SVG}, {name: PNG}).
+    `result` waits for them.
 
     vl-convert holds the GIL, so with an `executor` and `workers` the charts render in
     that many of its render workers while the caller goes on; the output is the same
@@ -129,19 +155,7 @@ def start_statics(charts: dict[str, dict[str, Any]], png: Collection[str] = (),
         for name in sorted(names, key=lambda n: n not in png):
             futures[name] = pool.submit(draw.svg_and_png, static_spec(charts[name]),
                                         _vl_version(), name in png)
-
-    def wait() -> Statics:
-        done: dict[str, tuple[str, bytes | None]] = {}
-        with contextlib.suppress(ChildGone):  # a worker killed: draw them here
-            done = {n: futures[n].result() for n in names} if futures else {}
-        if not done:
-            done = {n: draw.svg_and_png(static_spec(charts[n]), _vl_version(), n in png)
-                    for n in names}
-        svgs = {n: done[n][0] for n in names}
-        pngs = {n: image for n in names if (image := done[n][1]) is not None}
-        return svgs, pngs
-
-    return wait
+    return Pending(charts, png, futures)
 
 
 def render_svgs(charts: dict[str, dict[str, Any]], executor: Executor | None = None,
@@ -150,40 +164,13 @@ def render_svgs(charts: dict[str, dict[str, Any]], executor: Executor | None = N
     return render_statics(charts, executor=executor, workers=workers)[0]
 
 
-@dataclass
-class PendingSvgs:
-    """SVGs being drawn in the background (`start_svgs`)."""
-
-    charts: Mapping[str, dict[str, Any]]
-    futures: list[Future[str]]
-
-    def ready(self) -> bool:
-        """Return whether every drawing is done (`result` would not wait)."""
-        return all(f.done() for f in self.futures)
-
-    def result(self) -> dict[str, str]:
-        """Wait for the drawings; return {name: SVG}, keyed like the charts."""
-        names = list(self.charts)
-        if self.futures:
-            with contextlib.suppress(ChildGone):  # a worker killed: draw them here
-                return {n: f.result() for n, f in zip(names, self.futures, strict=True)}
-        return {n: render_svg(self.charts[n]) for n in names}
-
-
 def start_svgs(charts: Mapping[str, dict[str, Any]],
-               executor: Executor | None = None) -> PendingSvgs:
+               executor: Executor | None = None) -> Pending:
     """Start drawing the static SVG of each chart in the background (a build's run-wide
     charts, while mkdocs converts Markdown: `background-svgs`); `result` waits for them.
 
     The executor's render workers draw them (`build_workers`: one core is left to the
-    caller); the bytes are those of `render_svg`, which draws them when the wait comes
-    without workers.
+    caller); without the speed-up they are drawn in this process when `result` is asked.
     """
-    pool = None
-    if charts and executor is not None and executor.uses("background-svgs"):
-        pool = executor.render_pool(build_workers(executor))
-    if pool is None:
-        return PendingSvgs(charts, [])
-    vl = _vl_version()
-    return PendingSvgs(charts, [pool.submit(draw.svg, static_spec(spec), vl)
-                                for spec in charts.values()])
+    on = executor is not None and executor.uses("background-svgs")
+    return start_statics(charts, (), executor, build_workers(executor) if on else 0)

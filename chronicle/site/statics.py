@@ -99,7 +99,7 @@ class Drawing:
     def svgs(self) -> dict[str, str]:
         """Wait for the drawings; return {path of the SVG: its text}."""
         if self._svgs is None:
-            drawn = self._pending.result()
+            drawn = self._pending.result()[0]
             if self._cache is not None:
                 for path, svg in drawn.items():
                     self._cache.put_text(self._keys[path], svg)

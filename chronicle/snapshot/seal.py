@@ -73,7 +73,7 @@ def _seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
         # The charts are drawn in this process when the day's files are rendered below.
         charts = day_charts(day, seen.series, seen.failures, config, ENGLISH, changes)
         drawn = (inputs.draw(day, charts) if inputs.draw is not None
-                 else start_statics(charts, FEED_IMAGES))
+                 else start_statics(charts, FEED_IMAGES).result)
         if previous is None or previous["date"] != (day - timedelta(days=1)).isoformat():
             previous = store.sealed_day(day - timedelta(days=1))
         summary = summarize_day(
