@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import functools
 import os
 import queue
 import select
@@ -332,12 +333,24 @@ def _serve(conn: Connection) -> None:
             return
 
 
+@functools.cache
+def libc() -> ctypes.CDLL | None:
+    """Return the C library on Linux (prctl, renameat2, malloc_trim: calls Python does not
+    wrap), with errno kept for `ctypes.get_errno`; None elsewhere or if it cannot load."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    except OSError:
+        return None
+
+
 def die_with_parent(parent: int, kernel_signal: bool) -> None:
     """End this process when `parent` exits, however it exits (see the module docstring)."""
-    if kernel_signal and sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    c = libc()
+    if kernel_signal and c is not None:
+        with contextlib.suppress(AttributeError):
+            c.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent:  # it went before the signal was armed
         os._exit(_EXIT_ORPHANED)
     threading.Thread(target=_watch, args=(parent,), daemon=True,

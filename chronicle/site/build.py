@@ -15,18 +15,15 @@ the edition's process) belongs to the command's executor (chronicle/executor.py)
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import gc
 import logging
 import shutil
-import sys
 import time
 from pathlib import Path
 
 from chronicle.config import RunConfig
 from chronicle.errors import ChronicleError
-from chronicle.executor import Executor, preserved
+from chronicle.executor import Executor, libc, preserved
 from chronicle.render.i18n import edition_dir
 from chronicle.site.build_cache import Caches
 from chronicle.site.edition_process import EditionProcess
@@ -154,9 +151,10 @@ def release_memory() -> None:
     """Collect what no longer has a reference and hand the freed heap back to the system
     (glibc keeps freed memory for reuse: `malloc_trim`; elsewhere only the collection)."""
     gc.collect()
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
+    c = libc()
+    if c is not None:
+        with contextlib.suppress(AttributeError):  # not glibc
+            c.malloc_trim(0)
 
 
 def _start_editions(executor: Executor, config: RunConfig, mkdocs_yml: Path,

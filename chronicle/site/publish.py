@@ -21,10 +21,10 @@ import errno
 import os
 import re
 import shutil
-import sys
 from pathlib import Path
 
 from chronicle.errors import ChronicleError
+from chronicle.executor import libc
 
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
@@ -104,12 +104,11 @@ def publish(staging: Path, site_dir: Path) -> None:
 
 def _exchange(a: Path, b: Path) -> bool:
     """Swap the folders `a` and `b` in one step (Linux); False where it is not supported."""
-    if not sys.platform.startswith("linux"):
+    c = libc()
+    if c is None:
         return False
-    libc_name = ctypes.util.find_library("c") or "libc.so.6"
-    with contextlib.suppress(OSError, AttributeError):
-        libc = ctypes.CDLL(libc_name, use_errno=True)
-        rename = libc.renameat2
+    with contextlib.suppress(AttributeError):  # a C library without renameat2
+        rename = c.renameat2
         rename.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
                            ctypes.c_uint]
         if rename(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
