@@ -31,7 +31,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
-import functools
 import os
 import queue
 import select
@@ -333,10 +332,10 @@ def _serve(conn: Connection) -> None:
             return
 
 
-@functools.cache
 def libc() -> ctypes.CDLL | None:
     """Return the C library on Linux (prctl, renameat2, malloc_trim: calls Python does not
-    wrap), with errno kept for `ctypes.get_errno`; None elsewhere or if it cannot load."""
+    wrap), with errno kept for `ctypes.get_errno`; None elsewhere or if it cannot load.
+    Not kept: loading it again is a lookup of a library every process has loaded."""
     if not sys.platform.startswith("linux"):
         return None
     try:
