@@ -24,6 +24,7 @@ from tests.support.fakes.github_server import FakeGithub
 from tests.support.fakes.hero import HERO, SENTINEL, hero_config, hero_rows
 from tests.support.fakes.wandb_server import FakeRun, FakeWandb
 from tests.support.live import client_env
+from tests.support.specs import all_rows
 
 CHILD = "hero-child-16k"
 T0 = datetime(2026, 8, 20, 2, 14, 1, tzinfo=UTC).timestamp()
@@ -238,12 +239,10 @@ def test_changes_page_feed_and_markers(world: World) -> None:
     assert len(jfeed["items"]) == len(world.changes["changes"])
     assert "feed_changes.xml" in (site / "index.html").read_text()
     spec = json.loads((site / "charts" / "drop_fraction.vl.json").read_text())
-    marks = [v for layer in spec["layer"] if layer.get("data", {}).get("values")
-             for v in layer["data"]["values"] if isinstance(v, dict) and "kind" in v]
+    marks = [v for v in all_rows(spec) if isinstance(v, dict) and "kind" in v]
     assert {"context", "mixture", "budget"} <= {m["kind"] for m in marks}
     day = json.loads((world.root / "docs/days/2026-08-24/moe.vl.json").read_text())
-    day_marks = [v for layer in day["layer"] if layer.get("data", {}).get("values")
-                 for v in layer["data"]["values"] if isinstance(v, dict) and "kind" in v]
+    day_marks = [v for v in all_rows(day) if isinstance(v, dict) and "kind" in v]
     assert "context" in {m["kind"] for m in day_marks}
     throughput = (site / "throughput.html").read_text()
     assert "Token dropping by sequence length" in throughput

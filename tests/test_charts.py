@@ -31,6 +31,7 @@ from chronicle.render.i18n import ENGLISH
 from chronicle.render.svg import javascript_bundle, render_png, render_svg, static_spec
 from chronicle.render.vega import ema, fit_label
 from tests.support.browser import CHROMIUM, chromium
+from tests.support.specs import rows
 
 T0 = 1787097600.0  # 2026-08-19T00:00:00Z, day 1 of the run
 DAY = 86400.0
@@ -199,7 +200,7 @@ def test_downtime_is_one_span_layer_not_one_rule_per_gap() -> None:
     spec = _chart(spans=gaps, gap_seconds=600)
     rects = _layers(spec, "rect")
     assert len(rects) == 1
-    shaded = rects[0]["data"]["values"]
+    shaded = rows(spec, rects[0])
     assert len(shaded) < len(gaps) and all(r["k"] == "downtime" for r in shaded)
     assert not [r for r in _layers(spec, "rule") if "downtime" in _dumps(r)]
 
@@ -238,10 +239,10 @@ def test_markers_and_spans_share_one_legend_with_the_series() -> None:
     assert "phase change" not in domain  # the far event is clipped, and not in the legend
     assert legends and legends[0]["orient"] == "top"
     event_rule = next(r for r in _layers(spec, "rule") if "color" in r["encoding"])
-    labels = [v["what"] for v in event_rule["data"]["values"]]
+    labels = [v["what"] for v in rows(spec, event_rule)]
     assert labels == ["restart as run-b", "context 4,096 → 16,384", "drawn anyway"]
     tags = next(lay for lay in _layers(spec, "text") if "color" in lay["encoding"])
-    assert [v["tag"] for v in tags["data"]["values"]] == ["context 4,096 → 16,384",
+    assert [v["tag"] for v in rows(spec, tags)] == ["context 4,096 → 16,384",
                                                           "drawn anyway"]
     threshold = next(r for r in _layers(spec, "rule") if "y" in r["encoding"])
     assert threshold["mark"]["strokeDash"]
@@ -253,7 +254,7 @@ def test_a_long_marker_name_is_cut_in_the_spec_and_whole_in_its_tooltip() -> Non
     spec = _chart(events=[Event(x[10], "sequence_length", "context 4,096 → 16,384"),
                           Event(x[20], "budget", long)])
     tags = next(lay for lay in _layers(spec, "text") if "color" in lay["encoding"])
-    cut = [v["tag"] for v in tags["data"]["values"]]
+    cut = [v["tag"] for v in rows(spec, tags)]
     assert cut[0] == "context 4,096 → 16,384"  # fits: kept whole
     assert cut[1].endswith("…") and long.startswith(cut[1][:-1]) and len(cut[1]) < 30
     assert "limit" not in tags["mark"]  # cut here, so Vega measures nothing to cut it
@@ -264,7 +265,7 @@ def test_a_long_marker_name_is_cut_in_the_spec_and_whole_in_its_tooltip() -> Non
 
     assert name_shown(render_svg(spec)) and not name_shown(render_svg({**spec, "width": 300}))
     rule = next(r for r in _layers(spec, "rule") if "color" in r["encoding"])
-    assert [v["what"] for v in rule["data"]["values"]][1] == long
+    assert [v["what"] for v in rows(spec, rule)][1] == long
 
 
 def test_fit_label_measures_wide_and_narrow_letters() -> None:

@@ -189,7 +189,10 @@ def test_charts_are_drawn_in_the_language_they_are_built_in() -> None:
         assert HAN.search(spec["description"]), name
         assert spec["config"]["locale"]["time"]["shortMonths"][8] == "9月"
     # The same data: a language changes the words, never the points.
-    assert json.dumps(chinese["loss"]["datasets"]) == json.dumps(english["loss"]["datasets"])
+    points = ("series", "bands")  # the other datasets carry words (span and marker names)
+    assert [json.dumps(chinese["loss"]["datasets"].get(k)) for k in points] == \
+        [json.dumps(english["loss"]["datasets"].get(k)) for k in points]
+    assert chinese["loss"]["datasets"]["series"]
 
 
 def _strings(node: object, key: str = "") -> list[tuple[str, str]]:

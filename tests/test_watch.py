@@ -25,6 +25,7 @@ from chronicle.snapshot.take import take_snapshot
 from chronicle.sources.simulated import SimulatedRun
 from chronicle.store import Store
 from tests.support.site_factory import make_chronicle
+from tests.support.specs import rows
 
 NIGHTS = 8
 START = date(2026, 8, 20)
@@ -188,10 +189,10 @@ def test_watch_pages_show_claims_risks_health_and_charts(run: dict[str, Any]) ->
     assert "config.accelerators" in row
     health = pages["health.md"]
     heatmap = json.loads(pages["watch/health.vl.json"])
-    cells = heatmap["data"]["values"]
+    cells = rows(heatmap)
     assert len(cells) == len(days) * len(config.watch.health)  # days x checks
     assert {c["u"] for c in cells} == {f"days/{d['date']}.html" for d in days}
-    assert heatmap["encoding"]["href"] == {"field": "u"}
+    assert heatmap["encoding"]["href"]["field"] == "u"
     for check in config.watch.health:
         assert f"`{check.id}`" in health
     assert "upcoming" in pages["risks.md"]

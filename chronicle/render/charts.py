@@ -1,5 +1,5 @@
-"""Line charts by the field's conventions: numpy series -> a Vega-Lite spec (render stage,
-pure).
+"""Line charts by the field's conventions: numpy series -> an Altair layer chart -> its
+Vega-Lite spec (render stage, pure).
 
 Lines are downsampled (min/max, spikes survive) and broken where logging stopped;
 downtime is shaded spans, events (forks, restarts, phase, context or mixture switches,
@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
+import altair as alt
 import numpy as np
 
 from chronicle.render import vega as v
@@ -112,40 +113,38 @@ def _band_rows(bands: Mapping[str, tuple[np.ndarray, np.ndarray, np.ndarray]], t
     return rows
 
 
-def _x_enc(x: Axis, span: float, lang: Language) -> dict[str, Any]:
+def _x_enc(x: Axis, span: float, lang: Language) -> alt.X:
     if x.time:
-        return {"field": "x", "type": "temporal", "scale": {"type": "utc"},
-                "axis": v.time_axis(x.title, span / 1000.0, lang)}
-    return {"field": "x", "type": "quantitative", "scale": {"zero": False, "nice": False},
-            "axis": v.axis(x.kind, x.title, lang, tickCount=X_TICKS)}
+        return alt.X("x:T", scale=alt.Scale(type="utc"),
+                     axis=v.time_axis(x.title, span / 1000.0, lang))
+    return alt.X("x:Q", scale=alt.Scale(zero=False, nice=False),
+                 axis=v.axis(x.kind, x.title, lang, tickCount=X_TICKS))
 
 
-def _y_scale(y: Axis) -> dict[str, Any]:
+def _y_scale(y: Axis) -> alt.Scale:
     if y.log:
-        return {"type": "log"}
-    scale: dict[str, Any] = {"zero": False}
+        return alt.Scale(type="log")
     if y.domain:
-        scale["domain"] = [v.num(y.domain[0]), v.num(y.domain[1])]
-    return scale
+        return alt.Scale(zero=False, domain=[v.num(y.domain[0]), v.num(y.domain[1])])
+    return alt.Scale(zero=False)
 
 
-def _tooltip(x: Axis, y: Axis, lang: Language,
-             ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _tooltip(x: Axis, y: Axis, lang: Language) -> tuple[dict[str, str], list[alt.Tooltip]]:
     _ = lang.gettext
-    calc = [v.label_calc(y.kind, "y", lang, y.unit)]
-    tips: list[dict[str, Any]] = [{"field": "k", "type": "nominal", "title": _("series")}]
+    calc = v.label_calc(y.kind, "y", lang, y.unit)
+    tips = [alt.Tooltip("k:N", title=_("series"))]
     if x.time:
-        tips.append({"field": "x", "type": "temporal", "timeUnit": "utcyearmonthdatehoursminutes",
-                     "title": _("time (UTC)")})
+        tips.append(alt.Tooltip("x:T", timeUnit="utcyearmonthdatehoursminutes",
+                                title=_("time (UTC)")))
     else:
-        calc.append(v.label_calc(x.kind, "x", lang, x.unit))
-        tips.append({"field": "x_text", "type": "nominal", "title": x.title or "x"})
-    tips.append({"field": "y_text", "type": "nominal", "title": y.title or _("value")})
+        calc |= v.label_calc(x.kind, "x", lang, x.unit)
+        tips.append(alt.Tooltip("x_text:N", title=x.title or "x"))
+    tips.append(alt.Tooltip("y_text:N", title=y.title or _("value")))
     return calc, tips
 
 
 def _color(names: list[str], opts: Options, spans: Sequence[Span], x: Axis, lo_x: float,
-           hi_x: float, lang: Language) -> dict[str, Any]:
+           hi_x: float, lang: Language) -> alt.Color:
     """Return the colour encoding every layer shares: one scale, so one legend explains the
     series, the shaded day, downtime and each kind of marker once."""
     _ = lang.gettext
@@ -170,16 +169,18 @@ def _color(names: list[str], opts: Options, spans: Sequence[Span], x: Axis, lo_x
     legend = v.legend(len(shown))
     if legend is not None and len(shown) < len(domain):
         legend["values"] = shown
-    return {"field": "k", "type": "nominal",
-            "scale": v.color_scale(domain, colours + [c for _n, c in extra]), "legend": legend}
+    return alt.Color("k:N", scale=v.color_scale(domain, colours + [c for _n, c in extra]),
+                     legend=legend)
 
 
+@v.unchecked
 def line_chart(series: Mapping[str, tuple[np.ndarray, np.ndarray] | None], *, title: str,
                description: str, x: Axis, y: Axis, lang: Language,
                options: Options | None = None, subtitle: str | None = None,
                target: int = 2000, height: int = 260) -> dict[str, Any]:
-    """Return a Vega-Lite spec: downsampled lines plus spans, highlight, bands, rules,
-    events; its own words (legend, tooltips, the smoothing switch) in `lang`."""
+    """Return a Vega-Lite spec (an Altair layer chart): downsampled lines plus spans,
+    highlight, bands, rules, events; its own words (legend, tooltips, the smoothing
+    switch) in `lang`."""
     opts = options or Options()
     present = {k: xy for k, xy in series.items() if xy is not None}
     shares = max(len(present) + len(opts.bands), 1)
@@ -202,58 +203,58 @@ def line_chart(series: Mapping[str, tuple[np.ndarray, np.ndarray] | None], *, ti
     spans = [s for s in opts.spans if s.x1 > s.x0]
     color = _color(names, opts, spans, x, lo_x, hi_x, lang)
     x_enc = _x_enc(x, hi_x - lo_x, lang)
-    layers = background_layers(opts, spans, x, lo_x, hi_x, color, x_enc, lang)
-    name_calc = {"calculate": f"{json.dumps(names)}[datum.i]", "as": "k"}
+    data = v.Datasets()
+    layers = background_layers(opts, spans, x, lo_x, hi_x, color, x_enc, data, lang)
+    # Rows carry a series' index, not its name: a 2,000-point spec stays small.
+    name_of = {"k": f"{json.dumps(names)}[datum.i]"}
     if band_rows:
-        layers.append({"data": {"name": "bands"}, "transform": [name_calc],
-                       "mark": {"type": "area", "opacity": 0.2},
-                       "encoding": {"x": x_enc, "y": {"field": "lo", "type": "quantitative",
-                                                      "scale": _y_scale(y)},
-                                    "y2": {"field": "hi"}, "color": color}})
+        layers.append(alt.Chart(data.add("bands", band_rows)).transform_calculate(
+            **name_of).mark_area(opacity=0.2).encode(
+            x=x_enc, y=alt.Y("lo:Q", scale=_y_scale(y)), y2="hi", color=color))
     if rows:
-        layers += _line_layers(names, opts, x, y, x_enc, color, name_calc, lang)
-    layers += rule_layers(opts.rules, y, lang)
-    layers += event_layers(opts, x, lo_x, hi_x, color, x_enc, lang)
-    spec = v.frame(title, description, lang, subtitle, height)
-    spec["layer"] = layers
-    spec["usermeta"] = meta
-    datasets = {k: r for k, r in (("series", rows), ("bands", band_rows)) if r}
-    spec["datasets"] = datasets
-    if any(smoothed(n, lang) in names for n in opts.smooth):
-        spec["params"] = [{"name": "smoothed", "value": True,
-                           "bind": {"input": "checkbox",
-                                    "name": lang.gettext("Smoothed (EMA) ")}}]
-    return spec
+        layers += _line_layers(names, opts, x, y, x_enc, color, name_of,
+                               data.add("series", rows), lang)
+    layers += rule_layers(opts.rules, y, data, lang)
+    layers += event_layers(opts, x, lo_x, hi_x, color, x_enc, data, lang)
+    # A checkbox under the chart switches the smoothed lines (`smoothed` in the layers'
+    # conditions): a parameter of the whole chart.
+    params = [alt.VariableParameter(name="smoothed", value=True, bind=alt.BindCheckbox(
+        input="checkbox", name=lang.gettext("Smoothed (EMA) ")))
+              ] if any(smoothed(n, lang) in names for n in opts.smooth) else []
+    chart = v.layered(layers, title, description, lang, subtitle, height, usermeta=meta,
+                      params=params or alt.Undefined)
+    return v.to_spec(chart, data)
 
 
-def _line_layers(names: list[str], opts: Options, x: Axis, y: Axis, x_enc: dict[str, Any],
-                 color: dict[str, Any], name_calc: dict[str, Any],
-                 lang: Language) -> list[dict[str, Any]]:
-    y_enc = {"field": "y", "type": "quantitative", "scale": _y_scale(y),
-             "axis": v.axis(y.kind, y.title, lang, tickCount=Y_TICKS)}
-    line: dict[str, Any] = {"type": "line", "strokeWidth": 1.5,
-                            "invalid": "break-paths-show-domains"}
+def _line_layers(names: list[str], opts: Options, x: Axis, y: Axis, x_enc: alt.X,
+                 color: alt.Color, name_of: dict[str, str], series: alt.NamedData,
+                 lang: Language) -> list[alt.Chart]:
+    y_enc = alt.Y("y:Q", scale=_y_scale(y), axis=v.axis(y.kind, y.title, lang,
+                                                        tickCount=Y_TICKS))
+    base = alt.Chart(series).transform_calculate(**name_of)
+    # A null y breaks the line (no segment over downtime).
+    gaps: Final = "break-paths-show-domains"
     pairs = [(n, smoothed(n, lang)) for n in opts.smooth if smoothed(n, lang) in names]
     smooth_lines, has_smooth = [s for _n, s in pairs], [n for n, _s in pairs]
-    raw: dict[str, Any] = {"data": {"name": "series"}, "transform": [name_calc],
-                           "mark": line, "encoding": {"x": x_enc, "y": y_enc, "color": color}}
-    layers = [raw]
-    if smooth_lines:
+    if not smooth_lines:
+        layers = [base.mark_line(strokeWidth=1.5, invalid=gaps).encode(x=x_enc, y=y_enc,
+                                                                        color=color)]
+    else:
         # Raw data stays drawn, faint under its smoothed line while smoothing is on.
         is_smooth = f"indexof({json.dumps(smooth_lines)}, datum.k) >= 0"
-        raw["transform"] = [name_calc, {"filter": f"!({is_smooth})"}]
         faint = f"smoothed && indexof({json.dumps(has_smooth)}, datum.k) >= 0"
-        raw["encoding"]["opacity"] = {"condition": {"test": faint, "value": 0.3}, "value": 1}
-        layers.append({"data": {"name": "series"},
-                       "transform": [name_calc, {"filter": is_smooth}],
-                       "mark": {**line, "strokeWidth": 2},
-                       "encoding": {"x": x_enc, "y": y_enc, "color": color,
-                                    "opacity": {"condition": {"test": "smoothed", "value": 1},
-                                                "value": 0}}})
+        layers = [
+            base.transform_filter(f"!({is_smooth})").mark_line(
+                strokeWidth=1.5, invalid=gaps).encode(
+                x=x_enc, y=y_enc, color=color,
+                opacity=alt.OpacityValue(1, condition={"test": faint, "value": 0.3})),
+            base.transform_filter(is_smooth).mark_line(strokeWidth=2, invalid=gaps).encode(
+                x=x_enc, y=y_enc, color=color,
+                opacity=alt.OpacityValue(0, condition={"test": "smoothed", "value": 1})),
+        ]
     calc, tips = _tooltip(x, y, lang)
-    layers.append({"name": HOVER_LAYER, "data": {"name": "series"},
-                   "transform": [name_calc, {"filter": "isValid(datum.y)"}, *calc],
-                   "mark": {"type": "circle", "size": 40, "opacity": 0},
-                   "encoding": {"x": x_enc, "y": {"field": "y", "type": "quantitative"},
-                                "tooltip": tips}})
+    layers.append(base.transform_filter("isValid(datum.y)").transform_calculate(**calc)
+                  .mark_circle(size=40, opacity=0).encode(x=x_enc, y=alt.Y("y:Q"),
+                                                          tooltip=tips)
+                  .properties(name=HOVER_LAYER))
     return layers

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
+import altair as alt
 import numpy as np
 
 from chronicle.render import vega as v
@@ -65,10 +66,10 @@ class Options:
 
 
 def background_layers(opts: Options, spans: Sequence[Span], x: Axis, lo: float, hi: float,
-                      color: dict[str, Any], x_enc: dict[str, Any],
-                      lang: Language) -> list[dict[str, Any]]:
+                      color: alt.Color, x_enc: alt.X, data: v.Datasets,
+                      lang: Language) -> list[alt.Chart]:
+    """Return the shaded spans behind the lines: the day and the downtime (one band each)."""
     _ = lang.gettext
-    layers: list[dict[str, Any]] = []
     rects = []
     this_day = _(v.HIGHLIGHT[0])
     if opts.highlight is not None:
@@ -80,17 +81,15 @@ def background_layers(opts: Options, spans: Sequence[Span], x: Axis, lo: float, 
         if max(a, lo) < min(b, hi):
             rects.append({"x": max(a, lo), "x2": min(b, hi), "k": _(v.DOWNTIME[0]),
                           "what": s.label})
+    if not rects:
+        return []
     # The day's tint is lighter than downtime's grey: both read in dark mode too.
-    day = {"test": f"datum.k == '{this_day}'", "value": 0.15}
-    if rects:
-        layers.append({"data": {"values": rects}, "mark": {"type": "rect"},
-                       "encoding": {"x": x_enc, "x2": {"field": "x2"}, "color": color,
-                                    "opacity": {"condition": day, "value": 0.3},
-                                    "tooltip": [{"field": "k", "type": "nominal",
-                                                 "title": _("span")},
-                                                {"field": "what", "type": "nominal",
-                                                 "title": _("what")}]}})
-    return layers
+    opacity = alt.OpacityValue(0.3, condition={"test": f"datum.k == '{this_day}'",
+                                                "value": 0.15})
+    return [alt.Chart(data.add("spans", rects)).mark_rect().encode(
+        x=x_enc, x2="x2", color=color, opacity=opacity,
+        tooltip=[alt.Tooltip("k:N", title=_("span")), alt.Tooltip("what:N", title=_("what"))],
+    )]
 
 
 SEVERAL_GAPS = N_("several gaps in telemetry")
@@ -108,8 +107,9 @@ def merged(spans: Sequence[Span], lang: Language) -> list[Span]:
     return out
 
 
-def event_layers(opts: Options, x: Axis, lo: float, hi: float, color: dict[str, Any],
-                 x_enc: dict[str, Any], lang: Language) -> list[dict[str, Any]]:
+def event_layers(opts: Options, x: Axis, lo: float, hi: float, color: alt.Color,
+                 x_enc: alt.X, data: v.Datasets, lang: Language) -> list[alt.Chart]:
+    """Return the event markers: a dashed rule each, the labelled kinds named on the chart."""
     _ = lang.gettext
     rows: list[dict[str, Any]] = [
         {"x": at, "kind": e.kind, "k": _(v.event_style(e.kind)[0]), "what": e.label,
@@ -119,16 +119,13 @@ def event_layers(opts: Options, x: Axis, lo: float, hi: float, color: dict[str, 
     ]  # events outside the data are dropped: a run-wide list on a day chart
     if not rows:
         return []
-    tips = [{"field": "k", "type": "nominal", "title": _("event")},
-            {"field": "what", "type": "nominal", "title": _("what")}]
+    tips = [alt.Tooltip("k:N", title=_("event")), alt.Tooltip("what:N", title=_("what"))]
     if x.time:
-        tips.append({"field": "x", "type": "temporal", "timeUnit": "utcyearmonthdatehoursminutes",
-                     "title": _("time (UTC)")})
-    layers: list[dict[str, Any]] = [{
-        "data": {"values": rows},
-        "mark": {"type": "rule", "strokeWidth": 1.5, "strokeDash": [5, 3], "opacity": 0.9},
-        "encoding": {"x": x_enc, "color": color, "tooltip": tips},
-    }]
+        tips.append(alt.Tooltip("x:T", timeUnit="utcyearmonthdatehoursminutes",
+                                title=_("time (UTC)")))
+    layers = [alt.Chart(data.add("events", rows)).mark_rule(
+        strokeWidth=1.5, strokeDash=[5, 3], opacity=0.9).encode(
+        x=x_enc, color=color, tooltip=tips)]
     tagged = [{**r, "row": 2 + LABEL_STEP * (i % LABEL_ROWS)}
               for i, r in enumerate(r for r in rows if r["tag"])]
     if tagged and len(tagged) <= MAX_LABELLED:
@@ -136,34 +133,31 @@ def event_layers(opts: Options, x: Axis, lo: float, hi: float, color: dict[str, 
         # each other's names (y in pixels from the top: no scale); in the chart's last
         # quarter they read leftwards, so they are not cut at its edge.
         turn = lo + 0.75 * (hi - lo)
-        for side, dx, part in (("left", 3, [r for r in tagged if r["x"] <= turn]),
-                               ("right", -3, [r for r in tagged if r["x"] > turn])):
+        sides: tuple[tuple[Literal["left", "right"], int, list[dict[str, Any]]], ...] = (
+            ("left", 3, [r for r in tagged if r["x"] <= turn]),
+            ("right", -3, [r for r in tagged if r["x"] > turn]))
+        for side, dx, part in sides:
             if part:
-                layers.append({
-                    "data": {"values": part},
-                    "mark": {"type": "text", "align": side, "baseline": "top", "dx": dx,
-                             "fontSize": 10, "opacity": {"expr": NAMES_SHOWN}},
-                    "encoding": {"x": x_enc, "y": {"field": "row", "type": "quantitative",
-                                                   "scale": None},
-                                 "text": {"field": "tag"}, "color": color},
-                })
+                layers.append(alt.Chart(data.add(f"event-names-{side}", part)).mark_text(
+                    align=side, baseline="top", dx=dx, fontSize=10,
+                    opacity=alt.expr(NAMES_SHOWN)).encode(
+                    x=x_enc, y=alt.Y("row:Q", scale=None), text=alt.Text("tag:N"),
+                    color=color))
     return layers
 
 
-def rule_layers(rules: Sequence[tuple[float, str]], y: Axis,
-                lang: Language) -> list[dict[str, Any]]:
+def rule_layers(rules: Sequence[tuple[float, str]], y: Axis, data: v.Datasets,
+                lang: Language) -> list[alt.Chart]:
+    """Return the alert lines (dashed, named at the right end) inside the y domain."""
     rows = [{"y": v.num(val), "label": lab} for val, lab in rules
             if np.isfinite(val) and (val > 0 or not y.log)
             and (y.domain is None or y.domain[0] <= val <= y.domain[1])]
     if not rows:
         return []
-    enc = {"y": {"field": "y", "type": "quantitative"}}
+    base = alt.Chart(data.add("alerts", rows)).encode(y=alt.Y("y:Q"))
     return [
-        {"data": {"values": rows}, "mark": {"type": "rule", "color": v.NEUTRAL,
-                                            "strokeDash": [6, 4]},
-         "encoding": {**enc, "tooltip": [{"field": "label", "type": "nominal",
-                                          "title": lang.gettext("alert")}]}},
-        {"data": {"values": rows}, "mark": {"type": "text", "color": v.NEUTRAL, "align": "right",
-                                            "baseline": "bottom", "dy": -2, "x": "width"},
-         "encoding": {**enc, "text": {"field": "label"}}},
+        base.mark_rule(color=v.NEUTRAL, strokeDash=[6, 4]).encode(
+            tooltip=[alt.Tooltip("label:N", title=lang.gettext("alert"))]),
+        base.mark_text(color=v.NEUTRAL, align="right", baseline="bottom", dy=-2,
+                       x="width").encode(text=alt.Text("label:N")),
     ]

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from datetime import date, timedelta
 from typing import Any
 
+import altair as alt
 import numpy as np
 
 from chronicle.render import vega as v
@@ -27,12 +28,22 @@ RISK_COLORS = {"upcoming": "#c6dbef", "watching": "#f5a742", "triggered": "#8e0a
                "passed": "#7fbf7b"}
 
 
-def _frac_x(lang: Language, **extra: Any) -> dict[str, Any]:
-    axis = {"title": lang.gettext(FRACTION_TITLE), "format": ".0%", "tickCount": 5}
-    return {"field": "f", "type": "quantitative", "scale": {"domain": [0, 1], "nice": False},
-            "axis": axis, **extra}
+def _frac_x(lang: Language) -> alt.X:
+    return alt.X("f:Q", scale=alt.Scale(domain=[0, 1], nice=False),
+                 axis=alt.Axis(title=lang.gettext(FRACTION_TITLE), format=".0%", tickCount=5))
 
 
+def _alert_lines(data: v.Datasets, rules: Sequence[tuple[float, str]]) -> list[alt.Chart]:
+    alert = [{"y": v.num(val), "label": lab} for val, lab in rules]
+    if not alert:
+        return []
+    base = alt.Chart(data.add("alerts", alert)).encode(y=alt.Y("y:Q"))
+    return [base.mark_rule(color=v.NEUTRAL, strokeDash=[6, 4]),
+            base.mark_text(color=v.NEUTRAL, align="right", baseline="bottom", dy=-2,
+                           x="width").encode(text=alt.Text("label:N"))]
+
+
+@v.unchecked
 def residual_chart(points: Sequence[tuple[float, float]], band: Sequence[tuple[float, float,
                    float]], *, title: str, description: str, lang: Language,
                    height: int = 220) -> dict[str, Any]:
@@ -41,35 +52,31 @@ def residual_chart(points: Sequence[tuple[float, float]], band: Sequence[tuple[f
     _ = lang.gettext
     if not points and not band:
         return v.no_data(title, description, lang, height)
-    spec = v.frame(title, description, lang, height=height)
+    data = v.Datasets()
     resid = [{"f": v.num(f, 6), "r": v.num(r)} for f, r in points]
     area = [{"f": v.num(f, 6), "lo": v.num(lo), "hi": v.num(hi)} for f, lo, hi in band]
-    tips = [{"field": "f", "type": "quantitative", "title": _("budget fraction"),
-             "format": ".1%"},
-            {"field": "r_text", "type": "nominal", "title": _("residual")}]
-    y = {"field": "r", "type": "quantitative", "title": _("eval − predicted"),
-         "axis": {"labelExpr": "datum.value > 0 ? '+' + format(datum.value, '.3~f') : "
-                  "datum.value < 0 ? format(datum.value, '.3~f') : '0'"}}
-    layers: list[dict[str, Any]] = []
+    layers: list[alt.Chart] = []
     if area:
-        layers.append({"data": {"values": area}, "mark": {"type": "area", "opacity": 0.3,
-                                                          "color": v.SERIES_COLORS[1]},
-                       "encoding": {"x": _frac_x(lang),
-                                    "y": {"field": "lo", "type": "quantitative"},
-                                    "y2": {"field": "hi"}}})
-    layers.append({"data": {"values": [{"r": 0}]},
-                   "mark": {"type": "rule", "color": v.NEUTRAL, "strokeDash": [4, 3]},
-                   "encoding": {"y": {"field": "r", "type": "quantitative"}}})
+        layers.append(alt.Chart(data.add("band", area)).mark_area(
+            opacity=0.3, color=v.SERIES_COLORS[1]).encode(
+            x=_frac_x(lang), y=alt.Y("lo:Q"), y2="hi"))
+    layers.append(alt.Chart(data.add("zero", [{"r": 0}])).mark_rule(
+        color=v.NEUTRAL, strokeDash=[4, 3]).encode(y=alt.Y("r:Q")))
     if resid:
-        calc = {"calculate": "format(datum.r, '+.4f')", "as": "r_text"}
-        layers.append({"data": {"values": resid}, "transform": [calc],
-                       "mark": {"type": "line", "point": {"size": 18},
-                                "color": v.SERIES_COLORS[0], "strokeWidth": 1.5},
-                       "encoding": {"x": _frac_x(lang), "y": y, "tooltip": tips}})
-    spec["layer"] = layers
-    return spec
+        y = alt.Y("r:Q", title=_("eval − predicted"), axis=alt.Axis(
+            labelExpr="datum.value > 0 ? '+' + format(datum.value, '.3~f') : "
+                      "datum.value < 0 ? format(datum.value, '.3~f') : '0'"))
+        layers.append(alt.Chart(data.add("residuals", resid)).transform_calculate(
+            r_text="format(datum.r, '+.4f')").mark_line(
+            point=alt.OverlayMarkDef(size=18), color=v.SERIES_COLORS[0],
+            strokeWidth=1.5).encode(
+            x=_frac_x(lang), y=y,
+            tooltip=[alt.Tooltip("f:Q", title=_("budget fraction"), format=".1%"),
+                     alt.Tooltip("r_text:N", title=_("residual"))]))
+    return v.to_spec(v.layered(layers, title, description, lang, height=height), data)
 
 
+@v.unchecked
 def regime_chart(rows: Sequence[Mapping[str, Any]], regime_title: str,
                  rules: Sequence[tuple[float, str]], *, title: str, description: str,
                  lang: Language, height: int = 220) -> dict[str, Any]:
@@ -80,39 +87,28 @@ def regime_chart(rows: Sequence[Mapping[str, Any]], regime_title: str,
     _ = lang.gettext
     if not rows:
         return v.no_data(title, description, lang, height)
-    spec = v.frame(title, description, lang, height=height)
+    data = v.Datasets()
     regimes = list(dict.fromkeys(str(r["regime"]) for r in rows))
     colours = [v.SERIES_COLORS[i % len(v.SERIES_COLORS)] for i in range(len(regimes))]
-    color = {"field": "regime", "type": "nominal", "title": regime_title,
-             "scale": v.color_scale(regimes, colours),
-             "legend": {"orient": "top", "symbolType": "stroke", "symbolStrokeWidth": 3,
-                        "labelLimit": 200}}
     values = [{"f": v.num(r["f"], 6), "p50": v.num(r["p50"]), "regime": str(r["regime"]),
                "date": r["date"]} for r in rows]
-    tips = [{"field": "date", "type": "nominal", "title": _("day")},
-            {"field": "regime", "type": "nominal", "title": regime_title},
-            {"field": "p50_text", "type": "nominal", "title": _("drop fraction p50")}]
-    layers: list[dict[str, Any]] = [{
-        "data": {"values": values},
-        "transform": [{"calculate": vega_format("fraction", "datum.p50"), "as": "p50_text"}],
-        "mark": {"type": "line", "point": {"size": 14}, "strokeWidth": 1.5},
-        "encoding": {"x": _frac_x(lang), "color": color, "tooltip": tips,
-                     "y": {"field": "p50", "type": "quantitative",
-                           "title": _("tokens dropped (p50)"), "axis": {"format": ".1%"}}}}]
-    alert = [{"y": v.num(val), "label": lab} for val, lab in rules]
-    if alert:
-        enc = {"y": {"field": "y", "type": "quantitative"}}
-        layers.append({"data": {"values": alert},
-                       "mark": {"type": "rule", "color": v.NEUTRAL, "strokeDash": [6, 4]},
-                       "encoding": enc})
-        layers.append({"data": {"values": alert},
-                       "mark": {"type": "text", "color": v.NEUTRAL, "align": "right",
-                                "baseline": "bottom", "dy": -2, "x": "width"},
-                       "encoding": {**enc, "text": {"field": "label"}}})
-    spec["layer"] = layers
-    return spec
+    line = alt.Chart(data.add("regimes", values)).transform_calculate(
+        p50_text=vega_format("fraction", "datum.p50")).mark_line(
+        point=alt.OverlayMarkDef(size=14), strokeWidth=1.5).encode(
+        x=_frac_x(lang),
+        y=alt.Y("p50:Q", title=_("tokens dropped (p50)"), axis=alt.Axis(format=".1%")),
+        color=alt.Color("regime:N", title=regime_title,
+                        scale=v.color_scale(regimes, colours),
+                        legend=alt.Legend(orient="top", symbolType="stroke",
+                                          symbolStrokeWidth=3, labelLimit=200)),
+        tooltip=[alt.Tooltip("date:N", title=_("day")),
+                 alt.Tooltip("regime:N", title=regime_title),
+                 alt.Tooltip("p50_text:N", title=_("drop fraction p50"))])
+    return v.to_spec(v.layered([line, *_alert_lines(data, rules)], title, description,
+                               lang, height=height), data)
 
 
+@v.unchecked
 def risk_timeline(risks: Sequence[Mapping[str, Any]], now: float | None, *, title: str,
                   description: str, lang: Language, height: int | None = None
                   ) -> dict[str, Any]:
@@ -124,13 +120,8 @@ def risk_timeline(risks: Sequence[Mapping[str, Any]], now: float | None, *, titl
     _ = lang.gettext
     if not risks:
         return v.no_data(title, description, lang, height or 120)
-    spec = v.frame(title, description, lang, height=height or max(90, 38 * len(risks)))
+    data = v.Datasets()
     statuses = [s for s in RISK_COLORS if any(r["status"] == s for r in risks)]
-    # A status is a keyword of the record; the chart says its word (the legend too).
-    color = {"field": "status", "type": "nominal",
-             "scale": v.color_scale([lang.term(s, "risk status") for s in statuses],
-                                    [RISK_COLORS[s] for s in statuses]),
-             "legend": {"orient": "top", "title": None, "symbolType": "square"}}
     rows = [{"risk": r["title"], "f": v.num(r["lo"], 6), "f2": v.num(r["hi"], 6),
              "status": lang.term(r["status"], "risk status"),
              "window": f"{r['lo']:.0%}–{r['hi']:.0%}",
@@ -138,36 +129,38 @@ def risk_timeline(risks: Sequence[Mapping[str, Any]], now: float | None, *, titl
                  risk=r["title"], status=lang.term(r["status"], "risk status"))}
             for r in risks]
     # Titles are written above their bars across the whole width: a y axis would cut them.
-    y = {"field": "risk", "type": "nominal", "title": None, "sort": None,
-         "scale": {"paddingInner": 0.15}, "axis": None}
-    tips = [{"field": "risk", "type": "nominal", "title": _("risk")},
-            {"field": "status", "type": "nominal", "title": _("status")},
-            {"field": "window", "type": "nominal", "title": _("watched")}]
-    layers: list[dict[str, Any]] = [{
-        "data": {"values": rows},
-        "mark": {"type": "bar", "cornerRadius": 2, "height": {"band": 0.45}, "yOffset": 6,
-                 "stroke": v.NEUTRAL, "strokeWidth": 0.5},
-        "encoding": {"x": _frac_x(lang), "x2": {"field": "f2"}, "y": y, "color": color,
-                     "tooltip": tips}},
-        {"data": {"values": rows},
-         "mark": {"type": "text", "align": "left", "baseline": "top", "x": 0, "yOffset": -13,
-                  "fontSize": 11, "limit": 400},
-         "encoding": {"y": y, "text": {"field": "label"}}}]
+    y = alt.Y("risk:N", title=None, sort=None, scale=alt.Scale(paddingInner=0.15),
+              axis=None)
+    windows = alt.Chart(data.add("risks", rows))
+    layers = [
+        windows.mark_bar(cornerRadius=2, height=alt.RelativeBandSize(band=0.45), yOffset=6,
+                         stroke=v.NEUTRAL, strokeWidth=0.5).encode(
+            x=_frac_x(lang), x2="f2", y=y,
+            # A status is a keyword of the record; the chart says its word (the legend too).
+            color=alt.Color("status:N", scale=v.color_scale(
+                [lang.term(s, "risk status") for s in statuses],
+                [RISK_COLORS[s] for s in statuses]),
+                legend=alt.Legend(orient="top", title=None, symbolType="square")),
+            tooltip=[alt.Tooltip("risk:N", title=_("risk")),
+                     alt.Tooltip("status:N", title=_("status")),
+                     alt.Tooltip("window:N", title=_("watched"))]),
+        windows.mark_text(align="left", baseline="top", x=0, yOffset=-13, fontSize=11,
+                          limit=400).encode(y=y, text=alt.Text("label:N")),
+    ]
     fired = [{"risk": r["title"], "f": v.num(r["at"], 6)} for r in risks
              if r.get("at") is not None]
     if fired:
-        layers.append({"data": {"values": fired},
-                       "mark": {"type": "point", "shape": "triangle-down", "filled": True,
-                                "size": 90, "color": "#d62728", "yOffset": 6},
-                       "encoding": {"x": _frac_x(lang), "y": y}})
+        layers.append(alt.Chart(data.add("fired", fired)).mark_point(
+            shape="triangle-down", filled=True, size=90, color="#d62728", yOffset=6).encode(
+            x=_frac_x(lang), y=y))
     if now is not None:
-        layers.append({"data": {"values": [{"f": v.num(now, 6), "t": _("now")}]},
-                       "mark": {"type": "rule", "color": v.NEUTRAL, "strokeWidth": 2},
-                       "encoding": {"x": _frac_x(lang)}})
-    spec["layer"] = layers
-    return spec
+        layers.append(alt.Chart(data.add("now", [{"f": v.num(now, 6), "t": _("now")}]))
+                      .mark_rule(color=v.NEUTRAL, strokeWidth=2).encode(x=_frac_x(lang)))
+    return v.to_spec(v.layered(layers, title, description, lang,
+                               height=height or max(90, 38 * len(risks))), data)
 
 
+@v.unchecked
 def health_heatmap(days: Sequence[Mapping[str, Any]], checks: Sequence[str], *, title: str,
                    description: str, lang: Language, link: str = "days/") -> dict[str, Any]:
     """Return the days × checks matrix as a heatmap; each cell links its day's page.
@@ -187,30 +180,26 @@ def health_heatmap(days: Sequence[Mapping[str, Any]], checks: Sequence[str], *, 
     _ = lang.gettext
     if not cells:
         return v.no_data(title, description, lang, 120)
-    spec = v.frame(title, description, lang, height=max(120, 18 * len(checks)))
+    data = v.Datasets()
     words = {lang.term(s, "health status"): s for s in HEALTH_COLORS}
     statuses = [w for w in words if any(c["s"] == w for c in cells)]
-    x = {"field": "d", "type": "temporal", "scale": {"type": "utc"},
-         "axis": {"title": None, "format": "%-m月%-d日" if lang.zh else "%b %-d",
-                  "labelOverlap": "greedy", "grid": False}}
-    spec["data"] = {"values": cells}
-    spec["mark"] = {"type": "rect", "stroke": "#ffffff", "strokeWidth": 0.5, "cursor": "pointer"}
-    spec["encoding"] = {
-        "x": x, "x2": {"field": "e"},
-        "y": {"field": "c", "type": "nominal", "title": None, "sort": list(checks),
-              "axis": {"labelLimit": 140}},
-        "color": {"field": "s", "type": "nominal", "title": None,
-                  "scale": v.color_scale(statuses, [HEALTH_COLORS[words[s]] for s in statuses]),
-                  "legend": {"orient": "top", "symbolType": "square",
-                             "symbolStrokeColor": v.NEUTRAL, "symbolStrokeWidth": 0.5}},
-        "href": {"field": "u"},
-        "tooltip": [{"field": "d", "type": "nominal", "title": _("day")},
-                    {"field": "c", "type": "nominal", "title": _("check")},
-                    {"field": "s", "type": "nominal", "title": _("status")},
-                    {"field": "v", "type": "nominal", "title": _("value")},
-                    {"field": "r", "type": "nominal", "title": _("rule")}],
-    }
-    return spec
+    chart = alt.Chart(data.add("cells", cells)).mark_rect(
+        stroke="#ffffff", strokeWidth=0.5, cursor="pointer").encode(
+        x=alt.X("d:T", scale=alt.Scale(type="utc"), axis=alt.Axis(
+            title=None, format="%-m月%-d日" if lang.zh else "%b %-d", labelOverlap="greedy",
+            grid=False)),
+        x2="e",
+        y=alt.Y("c:N", title=None, sort=list(checks), axis=alt.Axis(labelLimit=140)),
+        color=alt.Color("s:N", title=None, scale=v.color_scale(
+            statuses, [HEALTH_COLORS[words[s]] for s in statuses]),
+            legend=alt.Legend(orient="top", symbolType="square", symbolStrokeColor=v.NEUTRAL,
+                              symbolStrokeWidth=0.5)),
+        href=alt.Href("u:N"),
+        tooltip=[alt.Tooltip("d:N", title=_("day")), alt.Tooltip("c:N", title=_("check")),
+                 alt.Tooltip("s:N", title=_("status")), alt.Tooltip("v:N", title=_("value")),
+                 alt.Tooltip("r:N", title=_("rule"))])
+    return v.to_spec(v.framed(chart, title, description, lang,
+                              height=max(120, 18 * len(checks))), data)
 
 
 def band_rows(fractions: np.ndarray, predicted: np.ndarray, low: np.ndarray,

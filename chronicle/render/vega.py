@@ -2,22 +2,27 @@
 styles, axes and tooltips in the site's number formats, downsampling and smoothing
 (render stage, pure).
 
-Specs are plain dicts written against Vega-Lite 6.4 (the release vl-convert and the
-site's bundle draw). Colours stay mid-tone and the background transparent: the page
-applies its light or dark vega-embed theme at display time; only the static SVG paints a
-white background. Same inputs, same JSON bytes.
+Charts are Altair charts; a spec is Altair's Vega-Lite 6.4 (the release vl-convert and
+the site's bundle draw), its data attached as named datasets. Colours stay mid-tone and
+the background transparent: the page applies its light or dark vega-embed theme at
+display time; only the static SVG paints a white background. Same inputs, same JSON bytes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Final
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any, Final, ParamSpec, TypeVar
 
+import altair as alt
 import numpy as np
+from altair.utils.schemapi import debug_mode
 
 from chronicle.render.formats import vega_format
 from chronicle.render.i18n import N_, Language
 
+P = ParamSpec("P")
+R = TypeVar("R")
 VEGA_LITE: Final = "6.4"
 SCHEMA: Final = "https://vega.github.io/schema/vega-lite/v6.4.1.json"
 SVG_WIDTH: Final = 720
@@ -186,81 +191,145 @@ def fit_label(text: str, px: float, font_size: float) -> str:
 
 
 def axis(kind: str, title: str | None, lang: Language, unit: str = "",
-         **extra: Any) -> dict[str, Any]:
+         **extra: Any) -> alt.Axis:
     """Return a quantitative axis labelled in the site's number format for `kind`."""
-    out: dict[str, Any] = {"title": title}
     if kind == "fraction":
-        out["format"] = ".2~%"  # 5%, 12.5%: an axis needs no trailing zeros
+        extra["format"] = ".2~%"  # 5%, 12.5%: an axis needs no trailing zeros
     elif kind in ("si", "sci"):
-        out["labelExpr"] = vega_format(kind, "datum.value", zh=lang.zh)
+        extra["labelExpr"] = vega_format(kind, "datum.value", zh=lang.zh)
     elif kind == "percent":
-        out["labelExpr"] = "format(datum.value, '~r') + '%'"
-    out.update(extra)
-    return out
+        extra["labelExpr"] = "format(datum.value, '~r') + '%'"
+    return alt.Axis(title=title, **extra)
 
 
-def time_axis(title: str | None, span_seconds: float, lang: Language) -> dict[str, Any]:
+def time_axis(title: str | None, span_seconds: float, lang: Language) -> alt.Axis:
     """Return a UTC time axis: hours for a day, dates for longer spans (24-hour clock;
     9月15日 in Chinese)."""
     fmt = "%H:%M" if span_seconds <= 2 * 86400 else "%-m月%-d日" if lang.zh else "%b %-d"
     # The scale is UTC, so the format is applied in UTC (formatType "utc" would undo it).
-    return {"title": title, "format": fmt, "labelOverlap": "greedy", "tickCount": 8}
+    return alt.Axis(title=title, format=fmt, labelOverlap="greedy", tickCount=8)
 
 
 def label_calc(kind: str, field: str, lang: Language, unit: str = "",
-               as_: str | None = None) -> dict[str, Any]:
-    """Return a calculate transform writing `field` formatted like the text (for tooltips)."""
-    return {"calculate": vega_format(kind, f"datum.{field}", unit, zh=lang.zh),
-            "as": as_ or f"{field}_text"}
+               as_: str | None = None) -> dict[str, str]:
+    """Return {name: expression} for `transform_calculate`: `field` formatted like the
+    text (for tooltips)."""
+    return {as_ or f"{field}_text": vega_format(kind, f"datum.{field}", unit, zh=lang.zh)}
 
 
-def color_scale(domain: Sequence[str], colors: Sequence[str]) -> dict[str, Any]:
-    return {"domain": list(domain), "range": list(colors)}
+def color_scale(domain: Sequence[str], colors: Sequence[str]) -> alt.Scale:
+    return alt.Scale(domain=list(domain), range=list(colors))
 
 
-def legend(n_entries: int) -> dict[str, Any] | None:
+def legend(n_entries: int) -> alt.Legend | None:
     """Return the one legend of a chart (None when a single series explains itself)."""
     if n_entries < 2:
         return None
-    out: dict[str, Any] = {"orient": "top", "title": None, "symbolType": "stroke",
-                           "symbolStrokeWidth": 3, "symbolOpacity": 1, "labelLimit": 160,
-                           "columnPadding": 12}
-    if n_entries > LEGEND_COLUMNS:
-        out["columns"] = LEGEND_COLUMNS  # rows of four, never a legend wider than the chart
+    return alt.Legend(orient="top", title=None, symbolType="stroke", symbolStrokeWidth=3,
+                      symbolOpacity=1, labelLimit=160, columnPadding=12,
+                      # Rows of four, never a legend wider than the chart.
+                      columns=LEGEND_COLUMNS if n_entries > LEGEND_COLUMNS else alt.Undefined)
+
+
+def unchecked(builder: Callable[P, R]) -> Callable[P, R]:
+    """Build a chart without Altair's checks at run time.
+
+    By default Altair validates every object it is given against the Vega-Lite schema
+    as it is made (its "debug mode"): two thirds of the cost of a day chart. The tests
+    validate every spec the site can draw instead (tests/test_charts_schema.py).
+    """
+
+    @functools.wraps(builder)
+    def build(*args: P.args, **kwargs: P.kwargs) -> R:
+        with debug_mode(False):
+            return builder(*args, **kwargs)
+
+    return build
+
+
+class Datasets:
+    """A chart's data, by name: layers refer to a dataset by name (`alt.NamedData`) and
+    the rows join the spec once, as its top-level `datasets`, after Altair has built it.
+
+    Altair copies and checks inline values row by row (~0.6 s for a 2,000-point chart);
+    named data costs it nothing, and a dataset two layers share is written once.
+    """
+
+    def __init__(self) -> None:
+        self.rows: dict[str, list[dict[str, Any]]] = {}
+
+    def add(self, name: str, rows: list[dict[str, Any]]) -> alt.NamedData:
+        """Return the named data of `rows` (a name is given once per chart)."""
+        if name in self.rows:
+            raise ValueError(f"dataset {name!r} given twice")
+        self.rows[name] = rows
+        return alt.NamedData(name=name)
+
+
+def config(lang: Language) -> alt.Config:
+    """Return the chart config every spec shares (d3's locale of `lang`: Chinese dates)."""
+    # No per-mark ARIA: the spec's description names the whole chart (the page puts it on
+    # the image and the live chart); Vega's own labels read raw numbers point by point.
+    return alt.Config(
+        aria=False, mark=alt.MarkConfig(aria=False), view=alt.ViewConfig(stroke=None),
+        axis=alt.AxisConfig(labelFontSize=11, titleFontSize=11, labelOverlap="greedy",
+                            labelSeparation=6),
+        title=alt.TitleConfig(fontSize=14, subtitleFontSize=11),
+        locale=alt.Locale(**ZH_LOCALE) if lang.zh else alt.Undefined)
+
+
+def top_level(title: str, description: str, lang: Language, subtitle: str | None = None,
+              height: int = 260, width: int | str = "container") -> dict[str, Any]:
+    """Return a spec's top-level properties: title (+ subtitle; none when the page heads
+    the chart), text alternative, size, background and config."""
+    top: dict[str, Any] = {}
+    if title:
+        top["title"] = alt.Title(text=title, anchor="start", subtitle=subtitle or alt.Undefined)
+    return top | {
+        "description": description, "width": width, "height": height,
+        # The plot and its axes together fill the column (not the plot alone).
+        "autosize": alt.AutoSizeParams(type="fit-x", contains="padding"),
+        "background": "transparent", "config": config(lang)}
+
+
+def layered(layers: Sequence[alt.Chart], title: str, description: str, lang: Language,
+            subtitle: str | None = None, height: int = 260,
+            **extra: Any) -> alt.LayerChart:
+    """Return `layers` as one chart with a spec's top level (`top_level`).
+
+    Given to the constructor at once: `.properties()` and each `.configure_*()` validate
+    and copy every layer again (~20 ms a time for a day chart's layers).
+    """
+    return alt.LayerChart(layer=list(layers), **top_level(title, description, lang, subtitle,
+                                                          height), **extra)
+
+
+def framed(chart: alt.Chart, title: str, description: str, lang: Language,
+           height: int = 260) -> alt.Chart:
+    """Return a one-mark chart with a spec's top level (`top_level`)."""
+    out = chart.copy(deep=False)
+    for key, value in top_level(title, description, lang, height=height).items():
+        setattr(out, key, value)
     return out
 
 
-def frame(title: str, description: str, lang: Language, subtitle: str | None = None,
-          height: int = 260, width: int | str = "container") -> dict[str, Any]:
-    """Return a spec's top level: title (+ subtitle; none when the page heads the chart),
-    text alternative, size, background; d3's locale of `lang` (Chinese dates)."""
-    out: dict[str, Any] = {"$schema": SCHEMA}
-    if title:
-        out["title"] = {"text": title, "anchor": "start"}
-        if subtitle:
-            out["title"]["subtitle"] = subtitle
-    return out | {
-        "description": description,
-        "width": width,
-        "height": height,
-        # The plot and its axes together fill the column (not the plot alone).
-        "autosize": {"type": "fit-x", "contains": "padding"},
-        "background": "transparent",
-        # No per-mark ARIA: the spec's description names the whole chart (the page puts it
-        # on the image and the live chart); Vega's own labels read raw numbers point by point.
-        "config": {"aria": False, "mark": {"aria": False}, "view": {"stroke": None},
-                   "axis": {"labelFontSize": 11, "titleFontSize": 11, "labelOverlap": "greedy",
-                            "labelSeparation": 6},
-                   "title": {"fontSize": 14, "subtitleFontSize": 11},
-                   **({"locale": ZH_LOCALE} if lang.zh else {})},
-    }
+def to_spec(chart: alt.Chart | alt.LayerChart, data: Datasets | None = None) -> dict[str, Any]:
+    """Return the Vega-Lite spec of a framed chart, its datasets attached.
+
+    Not validated here (a third of the cost of a spec); every spec the site can draw is
+    validated against the Vega-Lite schema Altair ships, in the tests.
+    """
+    spec: dict[str, Any] = chart.to_dict(validate=False)
+    if data is not None and data.rows:
+        spec["datasets"] = data.rows
+    return spec
 
 
+@unchecked
 def no_data(title: str, description: str, lang: Language,
             height: int = 260) -> dict[str, Any]:
     """Return a chart that says "no data" (the same frame, so the page keeps its layout)."""
-    spec = frame(title, description, lang, height=height)
-    spec["data"] = {"values": [{"t": lang.gettext("no data")}]}
-    spec["mark"] = {"type": "text", "color": NEUTRAL, "fontSize": 14}
-    spec["encoding"] = {"text": {"field": "t", "type": "nominal"}}
-    return spec
+    data = Datasets()
+    chart = alt.Chart(data.add("empty", [{"t": lang.gettext("no data")}])).mark_text(
+        color=NEUTRAL, fontSize=14).encode(text=alt.Text("t:N"))
+    return to_spec(framed(chart, title, description, lang, height), data)

@@ -32,7 +32,8 @@ METHOD_PREFIX = "chronicle.days."
 # change, and `python -m tests.support.goldens` refuses to rewrite that list until the
 # version is bumped.
 # /2: a detected failure records its facts (`detail`), from which every language says it.
-DAY_PAGE = "chronicle.day_page/2"
+# /3: charts are Altair charts: their specs are Altair's, data in named datasets.
+DAY_PAGE = "chronicle.day_page/3"
 
 
 @dataclass(frozen=True)

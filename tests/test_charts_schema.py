@@ -1,0 +1,180 @@
+"""Every chart the site can draw is a valid Vega-Lite spec.
+
+Charts are built with Altair without its checks at run time (render/vega.py `unchecked`:
+two thirds of a chart's cost); here every spec a chronicle publishes, in both languages,
+sealed or built, and the edge cases (no data, one point, smoothing, log axes, a run
+with every signal configured) is validated against the Vega-Lite JSON schema Altair
+ships, offline.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import json
+from datetime import UTC, date, datetime, timedelta
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import altair as alt
+import jsonschema
+import numpy as np
+import pytest
+
+from chronicle.config import load_config
+from chronicle.demo import DEMO_WATCH
+from chronicle.init import InitOptions, init_chronicle
+from chronicle.render.charts import Axis, Event, Options, Span, line_chart
+from chronicle.render.day_charts import day_charts
+from chronicle.render.i18n import ENGLISH, language
+from chronicle.render.panels import health_heatmap, regime_chart, residual_chart, risk_timeline
+from chronicle.render.vega import SCHEMA, no_data
+from chronicle.site.inputs import load_inputs
+from chronicle.site.pages import site_files
+from chronicle.snapshot.fetch import fetch_simulated_source
+from chronicle.snapshot.take import take_snapshot
+from chronicle.sources.simulated import SimulatedRun
+from chronicle.store import Store
+
+ZH = language("zh")
+START = date(2026, 8, 20)
+NIGHTS = 4
+
+
+@cache
+def _validator() -> jsonschema.Draft7Validator:
+    path = importlib.resources.files("altair") / "vegalite/v6/schema/vega-lite-schema.json"
+    schema = json.loads(path.read_text(encoding="utf-8"))
+    return jsonschema.Draft7Validator(schema)
+
+
+def _errors(spec: dict[str, Any]) -> list[str]:
+    # Rows of a dataset are alike: a few of each stand for all (the schema checks each row
+    # against every kind of inline data, ~0.3 s for a 2,000-point chart).
+    if isinstance(spec.get("datasets"), dict):
+        spec = spec | {"datasets": {k: rows[:3] for k, rows in spec["datasets"].items()}}
+    found = sorted(_validator().iter_errors(spec), key=lambda e: list(e.absolute_path))
+    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message[:160]}" for e in found[:5]]
+
+
+def test_the_schema_is_the_one_the_specs_name() -> None:
+    # Altair writes the schema it validates against; the site draws that release.
+    assert alt.SCHEMA_URL == SCHEMA
+    assert _validator().schema["$schema"].startswith("http://json-schema.org/draft-07")
+
+
+def test_the_validation_catches_a_broken_spec() -> None:
+    spec = no_data("t", "d", ENGLISH)
+    assert _errors(spec) == []
+    spec["mark"] = {"type": "lines"}  # no such mark
+    assert _errors(spec)
+
+
+@pytest.fixture(scope="module")
+def chronicle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("schema")
+    init_chronicle(root, InitOptions(source="simulated", name="Sim", start=START,
+                                     planned_days=NIGHTS, watch=DEMO_WATCH))
+    config = load_config(root)
+    sim = SimulatedRun(config)
+    store = Store(config.docs_dir)
+    for n in range(1, NIGHTS + 1):
+        taken = datetime(2026, 8, 20, 3, 17, tzinfo=UTC) + timedelta(days=n)
+        take_snapshot(config, taken, store=store,
+                      fetcher=lambda c, s, t: fetch_simulated_source(c, s, t, sim=sim))
+    return root
+
+
+def test_every_published_spec_is_valid_vega_lite(chronicle: Path) -> None:
+    config = load_config(chronicle)
+    sealed = sorted(config.docs_dir.glob("days/*/*.vl.json"))
+    specs = {str(p.relative_to(config.docs_dir)): json.loads(p.read_text()) for p in sealed}
+    inputs = load_inputs(config)
+    for lang in (ENGLISH, ZH):
+        built = site_files(inputs, lang, bundle=False)
+        specs |= {f"{lang.code}/{path}": json.loads(text) for path, text in built.items()
+                  if path.endswith(".vl.json")}
+        # A translated day's charts are drawn from the store in its language.
+        for day in inputs.days:
+            charts = day_charts(date.fromisoformat(day["date"]), inputs.series,
+                                inputs.failures, config, lang)
+            specs |= {f"{lang.code}/days/{day['date']}/{k}": s for k, s in charts.items()}
+    kinds = {path.rsplit("/", 1)[-1] for path in specs}
+    # Day charts, the signals' panels and pages, the run-wide charts, the health matrix.
+    assert {"loss.vl.json", "prediction.vl.json", "dropping.vl.json", "risks.vl.json",
+            "health.vl.json"} <= kinds, kinds
+    assert len(specs) > 4 * NIGHTS * 2
+    invalid = {path: errs for path, spec in specs.items() if (errs := _errors(spec))}
+    assert invalid == {}
+    for path, spec in specs.items():
+        assert spec["$schema"] == SCHEMA, path
+        assert spec["description"], path  # every chart has a text alternative
+        layers = spec.get("layer", [spec])
+        # Data travels as named datasets, each one given: no inline copy Altair checked.
+        for layer in layers:
+            data = layer.get("data") or spec.get("data") or {}
+            assert "values" not in data, path
+            assert data.get("name") in spec.get("datasets", {}), (path, data)
+
+
+def _series(n: int) -> tuple[np.ndarray, np.ndarray]:
+    x = np.arange(n, dtype=float) * 60 + 1.76e9
+    y = 3 + np.sin(np.arange(n) / 50.0)
+    y[::97] = np.nan
+    return x, y
+
+
+@pytest.mark.parametrize("lang", [ENGLISH, ZH], ids=["en", "zh"])
+def test_edge_cases_are_valid_vega_lite(lang: Any) -> None:
+    x, y = _series(3000)
+    t0 = float(x[0])
+    full = Options(events=[Event(t0 + 600, "phase", "phase 2"), Event(t0 + 900, "restart", "r"),
+                           Event(t0 + 9e9, "odd_kind", "outside")],
+                   spans=[Span(t0 + 100, t0 + 2000, "gap"), Span(t0 + 1500, t0 + 2500, "b")],
+                   highlight=(t0, t0 + 86400), rules=[(3.5, "alert"), (float("nan"), "x")],
+                   smooth=["loss"], gap_seconds=600,
+                   bands={"band": (x[::10], y[::10] - 0.1, y[::10] + 0.1)})
+    specs = {
+        "full": line_chart({"loss": (x, y), "other": (x, y * 2), "none": None}, title="T",
+                           description="d", x=Axis("time", time=True),
+                           y=Axis("loss", kind="si", unit="tok/s"), lang=lang, options=full,
+                           subtitle="s"),
+        "log": line_chart({"loss": (x, y)}, title="", description="d",
+                          x=Axis("tokens", kind="si"), y=Axis("y", log=True, domain=(2.5, 4)),
+                          lang=lang),
+        "one point": line_chart({"loss": (x[:1], y[:1])}, title="T", description="d",
+                                x=Axis("step"), y=Axis("fraction", kind="fraction"), lang=lang),
+        "empty": line_chart({"loss": (x[:0], y[:0])}, title="T", description="d",
+                            x=Axis("step"), y=Axis("y"), lang=lang),
+        "residual": residual_chart([(0.1, 0.01), (0.2, -0.02)], [(0.0, -0.1, 0.1)],
+                                   title="", description="d", lang=lang),
+        "residual empty": residual_chart([], [], title="t", description="d", lang=lang),
+        "regime": regime_chart([{"f": 0.1, "p50": 0.03, "regime": "4K", "date": "2026-08-21"}],
+                               "regime", [(0.05, "alert")], title="t", description="d",
+                               lang=lang),
+        "risks": risk_timeline([{"title": "a", "lo": 0.1, "hi": 0.3, "status": "triggered",
+                                 "at": 0.2}, {"title": "b", "lo": 0.5, "hi": 0.9,
+                                              "status": "upcoming", "at": None}], 0.25,
+                               title="t", description="d", lang=lang),
+        "health": health_heatmap([{"date": "2026-08-21", "day": 1, "checks": [
+            {"id": "loss_spike", "status": "warn", "value_text": "3", "rule": "r"}]}],
+            ["loss_spike"], title="t", description="d", lang=lang),
+    }
+    assert {k: e for k, s in specs.items() if (e := _errors(s))} == {}
+    assert specs["full"]["params"][0]["name"] == "smoothed"
+
+
+def test_the_same_inputs_give_the_same_spec_bytes() -> None:
+    # Sealed specs are compared byte for byte by `verify --recompute`: nothing in a spec
+    # may depend on what was built before it in the process (Altair's counters, say).
+    x, y = _series(500)
+    opts = Options(events=[Event(float(x[10]), "phase", "p")], smooth=["loss"])
+
+    def build() -> str:
+        return json.dumps(line_chart({"loss": (x, y)}, title="T", description="d",
+                                     x=Axis("time", time=True), y=Axis("loss"),
+                                     lang=ENGLISH, options=opts))
+
+    first = build()
+    residual_chart([(0.1, 0.0)], [], title="t", description="d", lang=ENGLISH)
+    assert build() == first
