@@ -12,6 +12,7 @@ from tests.support.scaffold import COMMAND, OWN, repo_copies, stale_copies, writ
 # Scaffold file -> the repository's copy of it (renamed as `chronicle init` renames it).
 PAIRS = {
     "mkdocs.yml": "mkdocs.yml",
+    "gen_pages.py": "gen_pages.py",
     "docs/assets/chronicle.svg": "docs/assets/chronicle.svg",
     "workflows/nightly.yml": ".github/workflows/nightly.yml",
 }

@@ -1,18 +1,22 @@
 """The mkdocs plugin `chronicle`: the build side of a chronicle (site stage).
 
-chronicle.yml is the one config: `on_config` sets site_url, name, author and copyright
-from it and completes the nav from the page registry; `on_files` adds every generated
-page (site/pages.py) from one read of the store; the page hooks append what a sealed file
-cannot hold (its own citation, the link to the next day). Per-build state lives on the
-plugin instance and is reset by `on_config`; the build never touches the network.
+The mkdocs adapter of the site's sources (site/sources.py). chronicle.yml is the one
+config: `on_config` sets site_url, name, author and copyright from it and completes the
+nav from the page registry; `on_files` renders the edition's sources from one read of the
+store, and mkdocs-gen-files writes them into the build (the scaffold's gen_pages.py calls
+`write_generated`; without it the plugin does the same with a gen-files editor of its
+own); `on_post_build` runs the engine-independent steps the pages need after the build.
+Per-build state lives on the plugin instance and is reset by `on_config`; the build
+never touches the network.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import shutil
+import tempfile
 from contextlib import ExitStack
-from datetime import date
 from pathlib import Path
 from typing import Any, cast
 from xml.dom import minidom
@@ -20,23 +24,23 @@ from xml.dom import minidom
 from markupsafe import Markup, escape
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
-from mkdocs.plugins import BasePlugin, event_priority
-from mkdocs.structure.files import File, Files
+from mkdocs.plugins import BasePlugin, CombinedEvent, event_priority
+from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
 from mkdocs.utils.templates import TemplateContext
+from mkdocs_gen_files.editor import FilesEditor
 
 from chronicle.config import RunConfig, load_config
 from chronicle.errors import ChronicleError
 from chronicle.executor import Executor, environment
 from chronicle.render.i18n import DEFAULT, ENGLISH, Language, language
-from chronicle.site.citable import day_sections, feed_links
+from chronicle.site.citable import feed_links
 from chronicle.site.daily_feed import fill_daily_feeds, item_html
 from chronicle.site.editions import (
     LOCALE_FOLDER,
     EditionFiles,
     Editions,
     alternates,
-    edition_files,
     folder_sitemaps,
     localize_config,
     translate_nav,
@@ -49,15 +53,14 @@ from chronicle.site.pages import (
     STYLESHEET,
     THEME_DIR,
     complete_nav,
-    site_files,
 )
+from chronicle.site.sources import edition_sources
 from chronicle.site.statics import Drawing
 
 log = logging.getLogger("mkdocs.plugins.chronicle")
 # `chronicle build` hands each mkdocs build its command's executor on the mkdocs config
 # (site/build.py); a build run by mkdocs itself has the plugin make one of its own.
 EXECUTOR_ATTR = "_chronicle_executor"
-_OLD_QUOT, _OLD_APOS = "&\\#34;", "&\\#39;"
 DAY_PAGE = re.compile(r"^days/(\d{4}-\d{2}-\d{2})\.md$")
 
 
@@ -170,46 +173,65 @@ class ChroniclePlugin(BasePlugin):
         self._scope.close()
         self._executor = None
 
-    def on_files(self, files: Files, *, config: MkDocsConfig) -> Files:
-        """Add every generated page and file (in memory; nothing is written to docs/) and
-        draw the charts' static SVGs (written by on_post_build)."""
+    @event_priority(50)  # before mkdocs-gen-files runs gen_pages.py (site/gen_pages.py)
+    def _render_sources(self, files: Files, *, config: MkDocsConfig) -> Files:
+        """Render this edition's sources (site/sources.py) and start drawing their charts'
+        static SVGs (written by on_post_build); mkdocs-gen-files then writes them into the
+        build (`write_generated`)."""
         caches = self.editions.caches if self.editions is not None else None
         svgs = caches.svgs if caches is not None else None
-        generated: EditionFiles
-        if self.code == DEFAULT:
-            generated = dict(site_files(self.inputs, self.lang))
-            self._drawing = Drawing(generated, svgs, self._executor)
-        else:
+        if self.code != DEFAULT:
             # A translated edition renders its own day pages from the sealed JSON; the
             # sealed files and the published data stay at the root, once.
             for file in [f for f in files if f.src_uri.startswith(("days/", "data/"))]:
                 files.remove(file)
-            # Its day charts are written into the site as they are drawn (mkdocs's
-            # `site_dir` was emptied before on_files): a long run's are never all held.
-            generated = edition_files(self.inputs, self.lang,
-                                      caches.editions if caches is not None else None,
-                                      self._executor, Path(config.site_dir))
-            # Its run-wide charts are drawn like English ones; its day charts came drawn.
-            self._drawing = Drawing({p: c for p, c in generated.items()
-                                     if not p.startswith("days/")}, svgs,
-                                    self._executor)
-        self._generated = generated
-        for path, content in generated.items():
-            old = files.get_file_from_path(path)
-            if old is not None:
-                files.remove(old)
-            # Written already: mkdocs copies a file onto itself as a no-op, for plugins
-            # that write into site_dir (File.copy_file).
-            file = (File.generated(config, path, abs_src_path=str(content))
-                    if isinstance(content, Path) else File.generated(config, path,
-                                                                     content=content))
-            if self.code != DEFAULT and DAY_PAGE.match(path):
-                # The rss plugin files every day page under its source path; a generated
-                # page has none, so it gets a virtual one (never read: content is set).
-                file.abs_src_path = str(Path(config.docs_dir) / f".{self.code}" / path)
-            files.append(file)
+        # A translated edition's day charts are written into the site as they are drawn
+        # (mkdocs's `site_dir` was emptied before on_files): a long run's are never all held.
+        generated = edition_sources(self.inputs, self.lang, caches, self._executor,
+                                    Path(config.site_dir))
+        # The charts are drawn in the background while mkdocs converts the pages (a
+        # translated edition's day charts came drawn).
+        self._drawing = Drawing({p: c for p, c in generated.items() if self.code == DEFAULT
+                                 or not p.startswith("days/")}, svgs, self._executor)
+        self._generated, self._written = generated, False
+        return files
+
+    def write_generated(self, editor: FilesEditor) -> None:
+        """Write this edition's sources into the build through mkdocs-gen-files' `editor`
+        (the scaffold's gen_pages.py calls this): they are files of the build wherever
+        mkdocs-gen-files puts its files, on top of docs/ (a sealed day page's source is
+        the page as published; its sealed bytes are served beside it, on_post_build)."""
+        for path, content in self._generated.items():
+            if isinstance(content, Path):  # drawn into the site already: the same bytes
+                with content.open("rb") as src, editor.open(path, "wb") as out:
+                    shutil.copyfileobj(src, out)
+            elif isinstance(content, bytes):
+                with editor.open(path, "wb") as out:
+                    out.write(content)
+            else:
+                with editor.open(path, "w", encoding="utf-8", newline="") as out:
+                    out.write(content)
+        self._written = True
+
+    @event_priority(-50)  # after mkdocs-gen-files
+    def _write_unless_written(self, files: Files, *, config: MkDocsConfig) -> Files:
+        """Write the sources with an editor of the plugin's own when no gen_pages.py did
+        (a mkdocs.yml from before mkdocs-gen-files: README "Engines"); stop the render
+        workers if the charts are drawn already."""
+        if not self._written:
+            if self.code == DEFAULT:
+                log.info("mkdocs.yml runs no gen_pages.py under the gen-files plugin: the "
+                         "chronicle plugin writes the generated pages itself (README "
+                         "\"Engines\" says how to move to mkdocs-gen-files)")
+            folder = tempfile.mkdtemp(prefix="chronicle-pages-")
+            self._scope.callback(shutil.rmtree, folder, ignore_errors=True)
+            with FilesEditor(files, config, folder) as editor:
+                self.write_generated(editor)
+            files = editor.files
         self._collect_drawing()
         return files
+
+    on_files = CombinedEvent(_render_sources, _write_unless_written)
 
     def _collect_drawing(self, wait: bool = False) -> None:
         """Once this build's charts are drawn (`wait`: wait for them), stop its render
@@ -232,24 +254,9 @@ class ChroniclePlugin(BasePlugin):
 
     def on_page_markdown(self, markdown: str, *, page: Page, config: MkDocsConfig,
                          files: Files) -> str:
-        """Append the citation, data files and a link to the next day to a sealed day page."""
+        """Make the page's title and description text (`text_meta`)."""
         text_meta(page)
-        if self.code != DEFAULT:  # a translated day page is complete
-            return markdown
-        match = DAY_PAGE.match(page.file.src_uri)
-        if not match:
-            return markdown
-        day = match.group(1)
-        # Pages sealed before quotes stayed quotes (render.md_text) hold `&\#34;`, which
-        # shows as typed; only the rendering changes, the sealed file is served as is.
-        markdown = markdown.replace(_OLD_QUOT, '"').replace(_OLD_APOS, "'")
-        markdown = markdown.rstrip("\n") + "\n\n" + self._cite_sections(day)
-        later = [d["date"] for d in self.inputs.days if d["date"] > day]
-        if not later:
-            return markdown
-        return markdown.rstrip("\n") + "\n\n" + self.lang.gettext(
-            "[Next day: {date} →]({link})").format(date=self.lang.date(later[0]),
-                                                   link=f"{later[0]}.md") + "\n"
+        return markdown
 
     def on_page_context(self, context: TemplateContext, *, page: Page, config: MkDocsConfig,
                         nav: Any) -> TemplateContext:
@@ -262,13 +269,6 @@ class ChroniclePlugin(BasePlugin):
             ours["chronicle_alternates"] = twins(self.languages, self.code, page.file.dest_uri)
         ours["chronicle_feeds"] = feed_links(self.inputs.config, base, self.lang)
         return context
-
-    def _cite_sections(self, day: str) -> str:
-        snap = self.inputs.sealers.get(date.fromisoformat(day))
-        sealed = self.inputs.day_json(day)
-        if snap is None or sealed is None:
-            return ""
-        return day_sections(self.inputs.config, sealed, snap, self.lang)
 
     def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str:
         """Note each page this build wrote (the sitemaps of the language switch); stop

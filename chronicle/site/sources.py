@@ -1,0 +1,69 @@
+"""The site's sources, rendered once from the store for any engine (site stage).
+
+An edition's sources are every file an engine builds into it beyond what docs/ holds: the
+generated pages with their chart specs, each sealed day's page as published (its sealed
+text, then its citation and the link to the next day), the API and citation files, the
+assets; in a translated edition, its own day pages and day charts (rendered from the
+sealed JSON). The same sources reach every engine: mkdocs through mkdocs-gen-files
+(site/gen_pages.py), Zensical and `chronicle render --out` as a tree of files
+(site/tree.py). The chart SVGs are drawn from the sources' specs (site/statics.py) and
+written after the engine has built the pages (site/finish.py).
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+from chronicle.executor import Executor
+from chronicle.render.i18n import DEFAULT, Language
+from chronicle.site.build_cache import Caches
+from chronicle.site.citable import day_sections
+from chronicle.site.editions import EditionFiles, edition_files
+from chronicle.site.inputs import BuildInputs
+from chronicle.site.pages import site_files
+
+# Pages sealed before quotes stayed quotes (render.md_text) hold `&\#34;`, which shows as
+# typed; only the page as built changes, the sealed file is served as it is.
+_OLD_QUOT, _OLD_APOS = "&\\#34;", "&\\#39;"
+
+
+def edition_sources(inputs: BuildInputs, lang: Language, caches: Caches | None = None,
+                    executor: Executor | None = None, drawn_into: Path | None = None
+                    ) -> EditionFiles:
+    """Return the `lang` edition's sources (path relative to its docs -> content).
+
+    A translated edition's day charts are drawn as they are rendered, by the `executor`'s
+    render workers, and written into `drawn_into` (its value is then that file's Path):
+    a long run's are never all held in memory.
+    """
+    if lang.code != DEFAULT:
+        return edition_files(inputs, lang, caches.editions if caches is not None else None,
+                             executor, drawn_into)
+    files: EditionFiles = dict(site_files(inputs, lang))
+    days = [d["date"] for d in inputs.days]
+    for i, day in enumerate(days):
+        path = inputs.config.docs_dir / "days" / f"{day}.md"
+        if path.is_file():
+            later = days[i + 1] if i + 1 < len(days) else None
+            files[f"days/{day}.md"] = published_day_page(
+                inputs, day, path.read_text(encoding="utf-8"), later, lang)
+    return files
+
+
+def published_day_page(inputs: BuildInputs, day: str, sealed: str, later: str | None,
+                       lang: Language) -> str:
+    """Return a sealed day page as the site shows it: its sealed Markdown, then its own
+    citation and data files, then the link to the next day (which did not exist when
+    it was sealed)."""
+    markdown = sealed.replace(_OLD_QUOT, '"').replace(_OLD_APOS, "'")
+    snap = inputs.sealers.get(date.fromisoformat(day))
+    figures = inputs.day_json(day)
+    if snap is not None and figures is not None:
+        markdown = markdown.rstrip("\n") + "\n\n" + day_sections(inputs.config, figures, snap,
+                                                                 lang)
+    if later is None:
+        return markdown
+    return markdown.rstrip("\n") + "\n\n" + lang.gettext(
+        "[Next day: {date} →]({link})").format(date=lang.date(later),
+                                               link=f"{later}.md") + "\n"
