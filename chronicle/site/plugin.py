@@ -13,13 +13,11 @@ never touches the network.
 from __future__ import annotations
 
 import logging
-import re
 import shutil
 import tempfile
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, cast
-from xml.dom import minidom
 
 from markupsafe import Markup, escape
 from mkdocs.config.defaults import MkDocsConfig
@@ -35,17 +33,16 @@ from chronicle.errors import ChronicleError
 from chronicle.executor import Executor, environment
 from chronicle.render.i18n import DEFAULT, ENGLISH, Language, language
 from chronicle.site.citable import feed_links
-from chronicle.site.daily_feed import fill_daily_feeds, item_html
 from chronicle.site.editions import (
     LOCALE_FOLDER,
     EditionFiles,
     Editions,
     alternates,
-    folder_sitemaps,
     localize_config,
     translate_nav,
     twins,
 )
+from chronicle.site.finish import finish_edition
 from chronicle.site.inputs import BuildInputs, load_inputs
 from chronicle.site.pages import (
     SCRIPT,
@@ -61,7 +58,6 @@ log = logging.getLogger("mkdocs.plugins.chronicle")
 # `chronicle build` hands each mkdocs build its command's executor on the mkdocs config
 # (site/build.py); a build run by mkdocs itself has the plugin make one of its own.
 EXECUTOR_ATTR = "_chronicle_executor"
-DAY_PAGE = re.compile(r"^days/(\d{4}-\d{2}-\d{2})\.md$")
 
 
 def load_run_config(mkdocs_config: MkDocsConfig) -> RunConfig:
@@ -286,19 +282,12 @@ class ChroniclePlugin(BasePlugin):
 
     @event_priority(-100)  # after the rss plugin has written its feeds
     def on_post_build(self, *, config: MkDocsConfig) -> None:
-        """Serve sealed sources byte for byte; fill in the feeds' enclosure lengths and
-        each daily item's HTML; write the sitemaps of the language switch."""
-        if self.code == DEFAULT:
-            serve_sealed_sources(config)
-        self._write_svgs(Path(config.site_dir))
-        fix_enclosure_lengths(config)
-        if config.plugins.get("rss") is not None:
-            fill_daily_feeds(Path(config.site_dir), item_html(self.inputs, self.lang,
-                                                              self._generated))
-        if len(self.languages) > 1 and self.run is not None:
-            for path, text in folder_sitemaps(self.pages, self.languages, self.run,
-                                              self.code).items():
-                (Path(config.site_dir) / path).write_text(text, encoding="utf-8")
+        """Write the charts' SVGs, then the engine-independent post-build steps (sealed
+        sources byte for byte, the feeds' enclosures and item HTML, the sitemaps of the
+        language switch: site/finish.py)."""
+        site_dir = Path(config.site_dir)
+        self._write_svgs(site_dir)
+        finish_edition(site_dir, self.inputs, self.lang, self._generated, self.pages)
         self._end_build()
 
 
@@ -321,39 +310,3 @@ def use_theme_overrides(config: MkDocsConfig) -> None:
     custom = config.theme.custom_dir
     at = 1 if custom and config.theme.dirs and config.theme.dirs[0] == custom else 0
     config.theme.dirs.insert(at, theme)
-
-
-def serve_sealed_sources(config: MkDocsConfig) -> None:
-    """Copy each sealed day's Markdown to the site byte for byte: its cited sha256 is checkable."""
-    docs, site_dir = Path(config.docs_dir), Path(config.site_dir)
-    for path in sorted((docs / "days").glob("*.md")):
-        if DAY_PAGE.match(f"days/{path.name}"):
-            (site_dir / "days").mkdir(parents=True, exist_ok=True)
-            (site_dir / "days" / path.name).write_bytes(path.read_bytes())
-
-
-def fix_enclosure_lengths(config: MkDocsConfig) -> None:
-    """Fill in the byte length of feed enclosures (the rss plugin writes length="None").
-
-    The plugin measures a page image relative to the page's source folder but builds its
-    URL relative to the site root; day images are site-root paths, so measure them here.
-    The feed is read and written as an XML document.
-    """
-    rss = config.plugins.get("rss")
-    names = getattr(getattr(rss, "config", None), "feeds_filenames", None)
-    if names is None:
-        return
-    site_dir, url = Path(config.site_dir), config.site_url or ""
-    for name in (names.rss_created, names.rss_updated):
-        path = site_dir / name
-        if not path.is_file():
-            continue
-        doc = minidom.parseString(path.read_bytes())
-        for enclosure in doc.getElementsByTagName("enclosure"):
-            if enclosure.getAttribute("length") != "None":
-                continue
-            link = enclosure.getAttribute("url")
-            target = site_dir / link[len(url):]
-            size = target.stat().st_size if link.startswith(url) and target.is_file() else 0
-            enclosure.setAttribute("length", str(size))
-        path.write_bytes(doc.toxml(encoding="UTF-8"))

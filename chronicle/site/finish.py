@@ -1,0 +1,69 @@
+"""What every edition needs after its engine has built the pages (site stage), the same
+for mkdocs and Zensical: the sealed day sources served byte for byte, the charts' static
+SVGs, the feeds' enclosure lengths and item HTML, the sitemaps of the language switch.
+
+Each step writes files of its own or edits a feed as an XML or JSON document; no built
+page is rewritten.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from xml.dom import minidom
+
+from chronicle.render.i18n import DEFAULT, Language
+from chronicle.site.citable import edition_url
+from chronicle.site.daily_feed import RSS_FEEDS, fill_daily_feeds, item_html
+from chronicle.site.editions import EditionFiles, folder_sitemaps
+from chronicle.site.inputs import BuildInputs
+
+DAY_PAGE = re.compile(r"^days/(\d{4}-\d{2}-\d{2})\.md$")
+
+
+def finish_edition(site_dir: Path, inputs: BuildInputs, lang: Language,
+                   sources: EditionFiles, pages: list[str]) -> None:
+    """Run the post-build steps of the `lang` edition built into `site_dir` from
+    `sources`; `pages` are the pages the engine wrote (paths relative to `site_dir`).
+    The charts' SVGs are written by the caller, which drew them (site/statics.py)."""
+    config = inputs.config
+    if lang.code == DEFAULT:
+        serve_sealed_sources(config.docs_dir, site_dir)
+    fix_enclosure_lengths(site_dir, edition_url(config, lang.code))
+    fill_daily_feeds(site_dir, item_html(inputs, lang, sources))
+    if len(config.site.languages) > 1:
+        for path, text in folder_sitemaps(pages, config.site.languages, config,
+                                          lang.code).items():
+            (site_dir / path).write_text(text, encoding="utf-8")
+
+
+def serve_sealed_sources(docs_dir: Path, site_dir: Path) -> None:
+    """Copy each sealed day's Markdown to the site byte for byte: its cited sha256 is checkable."""
+    for path in sorted((docs_dir / "days").glob("*.md")):
+        if DAY_PAGE.match(f"days/{path.name}"):
+            (site_dir / "days").mkdir(parents=True, exist_ok=True)
+            target = site_dir / "days" / path.name
+            target.unlink(missing_ok=True)  # an engine's copy of the page as built
+            target.write_bytes(path.read_bytes())
+
+
+def fix_enclosure_lengths(site_dir: Path, url: str) -> None:
+    """Fill in the byte length of feed enclosures (the rss plugin writes length="None").
+
+    The plugin measures a page image relative to the page's source folder but builds its
+    URL relative to the site root; day images are site-root paths, so measure them here.
+    The feed is read and written as an XML document.
+    """
+    for name in RSS_FEEDS:
+        path = site_dir / name
+        if not path.is_file():
+            continue
+        doc = minidom.parseString(path.read_bytes())
+        for enclosure in doc.getElementsByTagName("enclosure"):
+            if enclosure.getAttribute("length") not in ("None", ""):
+                continue
+            link = enclosure.getAttribute("url")
+            target = site_dir / link[len(url):]
+            size = target.stat().st_size if link.startswith(url) and target.is_file() else 0
+            enclosure.setAttribute("length", str(size))
+        path.write_bytes(doc.toxml(encoding="UTF-8"))
