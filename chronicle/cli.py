@@ -208,6 +208,35 @@ def build(root: Path, site_dir: Path | None) -> None:
     click.echo(f"built {out} in {time.perf_counter() - started:.1f} s{_cache_use(cached)}")
 
 
+@main.command()
+@DIR_OPTION
+@click.option("--out", "out", required=True,
+              type=click.Path(file_okay=False, path_type=Path),
+              help="Folder to write the sources into: one project per edition, OUT/<lang>/.")
+@_clean_errors
+def render(root: Path, out: Path) -> None:
+    """Write the site's sources as plain files, one project per edition (any engine builds
+    OUT/<lang>/mkdocs.yml; nothing is published)."""
+    from chronicle.executor import Executor
+    from chronicle.site.inputs import load_inputs
+    from chronicle.site.tree import check_out_dir, render_tree
+    from chronicle.store import Store, locked, refuse_unsealed
+
+    config = load_config(root)
+    check_out_dir(out, config)
+    store = Store(config.docs_dir)
+    started = time.perf_counter()
+    with locked(store, "render"), Executor() as executor:
+        refuse_unsealed(store)
+        trees = render_tree(config, load_inputs(config), out, executor)
+    for tree in trees:
+        files = sum(1 for p in tree.docs.rglob("*") if p.is_file())
+        click.echo(f"{tree.code}: {files} files in {tree.docs}; build it with "
+                   f"`mkdocs build -f {tree.config_file}` or `zensical build -f "
+                   f"{tree.config_file}`")
+    click.echo(f"rendered {len(trees)} edition(s) in {time.perf_counter() - started:.1f} s")
+
+
 def _cache_use(cached: dict[str, int]) -> str:
     """Return what a build took from .cache/chronicle and what it made (site/build_cache.py)."""
     said = [f"{label}: {cached[f'{kind} reused']} from .cache/chronicle, "

@@ -31,6 +31,7 @@ from chronicle.config.metrics import DEFAULT_CONFIG_KEYS, DEFAULT_METRICS
 from chronicle.config.watchers import WatchSections
 
 SOURCES = ("live", "simulated")
+ENGINES = ("mkdocs", "zensical")
 # The site's languages. English comes first: it is the language of the sealed record,
 # built at the site's root; each other one is an edition under <lang>/ (site/editions.py).
 LANGUAGES = ("en", "zh")
@@ -235,6 +236,10 @@ class SiteSection:
     license: str = option(text(), default="CC-BY-4.0", doc="licence of the chronicle")
     languages: tuple[str, ...] = option(_languages, default=("en",),
                                         doc="the site's languages: en, then translations")
+    # Material for MkDocs reached its end of life on 2026-11-05; Zensical is its successor
+    # (README "Engines"). Both build the same sources (site/sources.py).
+    engine: str = option(choice(ENGINES), default="mkdocs",
+                         doc="what builds the site: mkdocs (mkdocs-material) or zensical")
 
 
 def finish_config(config: RunConfig) -> RunConfig:

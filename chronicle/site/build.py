@@ -104,8 +104,12 @@ def build_site(config: RunConfig, site_dir: Path | None = None,
                 f"replaces {site_dir} ({err.strerror or err}); pass --site-dir a folder "
                 "whose parent you can write") from err
         try:
-            _build_editions(config, mkdocs_yml, staging, site_dir, editions, caches, beside,
-                            seconds if seconds is not None else {}, executor)
+            if config.site.engine == "zensical":
+                _build_with_zensical(config, staging, caches,
+                                     seconds if seconds is not None else {}, executor)
+            else:
+                _build_editions(config, mkdocs_yml, staging, site_dir, editions, caches,
+                                beside, seconds if seconds is not None else {}, executor)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)  # now, not when the command ends
             raise
@@ -145,6 +149,22 @@ def _build_editions(config: RunConfig, mkdocs_yml: Path, staging: Path, site_dir
     finally:
         for child in children.values():
             child.stop()
+
+
+def _build_with_zensical(config: RunConfig, staging: Path, caches: Caches,
+                         took: dict[str, float], executor: Executor) -> None:
+    """Build every edition with Zensical into `staging` (site/zensical.py), English first
+    (its folder holds the others)."""
+    from chronicle.render.i18n import language
+    from chronicle.site.editions import LOCALE_FOLDER
+    from chronicle.site.inputs import load_inputs
+    from chronicle.site.zensical import build_edition
+
+    inputs = load_inputs(config, caches)
+    for code in config.site.languages:
+        lang = language(code, config.root / LOCALE_FOLDER)
+        took[code] = build_edition(inputs, lang, staging / edition_dir(code), caches,
+                                   executor)
 
 
 def release_memory() -> None:

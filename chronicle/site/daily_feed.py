@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from xml.dom import minidom
+
+import yaml
 
 from chronicle.render.feeds import day_item_html
 from chronicle.render.i18n import Language
@@ -25,6 +28,8 @@ from chronicle.site.citable import edition_url
 from chronicle.site.inputs import BuildInputs
 
 RSS_FEEDS = ("feed_rss_created.xml", "feed_rss_updated.xml")
+IMAGE_TYPES = {"svg": "image/svg+xml", "png": "image/png"}
+_DAY = re.compile(r"^days/(\d{4}-\d{2}-\d{2})\.md$")
 JSON_FEEDS = ("feed_json_created.json", "feed_json_updated.json")
 
 
@@ -78,12 +83,32 @@ def _image(inputs: BuildInputs, date: str, lang: Language,
     return None, alt
 
 
-def fill_daily_feeds(site_dir: Path, items: Mapping[str, str]) -> None:
-    """Replace each daily item's text with its HTML in the feeds the rss plugin wrote."""
+def item_images(sources: Mapping[str, str | bytes | Path], url: str) -> dict[str, str]:
+    """Return {day permalink: the URL of its page's `image`} from the edition's day pages'
+    front matter (what mkdocs-rss-plugin makes each item's enclosure of)."""
+    out = {}
+    for path, content in sources.items():
+        match = _DAY.match(path)
+        if match is None or not isinstance(content, str) or not content.startswith("---\n"):
+            continue
+        end = content.find("\n---\n", 4)
+        meta = yaml.safe_load(content[4:end]) if end > 0 else None
+        image = meta.get("image") if isinstance(meta, dict) else None
+        if isinstance(image, str) and image and "://" not in image:
+            out[f"{url}days/{match.group(1)}.html"] = url + image.lstrip("/")
+    return out
+
+
+def fill_daily_feeds(site_dir: Path, items: Mapping[str, str],
+                     images: Mapping[str, str] | None = None) -> None:
+    """Replace each daily item's text with its HTML in the feeds the engine wrote; give an
+    item with no enclosure its day's image (Zensical's feeds carry none; its length is
+    measured by site/finish.py)."""
     for name in RSS_FEEDS:
         path = site_dir / name
         if path.is_file():
-            path.write_text(_fill_rss(path.read_text(encoding="utf-8"), items), encoding="utf-8")
+            path.write_text(_fill_rss(path.read_text(encoding="utf-8"), items, images or {}),
+                            encoding="utf-8")
     for name in JSON_FEEDS:
         path = site_dir / name
         if path.is_file():
@@ -92,12 +117,21 @@ def fill_daily_feeds(site_dir: Path, items: Mapping[str, str]) -> None:
                             + "\n", encoding="utf-8")
 
 
-def _fill_rss(text: str, items: Mapping[str, str]) -> str:
+def _fill_rss(text: str, items: Mapping[str, str], images: Mapping[str, str]) -> str:
     """Return an RSS 2.0 document with each known item's <description> replaced by its
-    HTML (carried as text, which the XML writer escapes)."""
+    HTML (carried as text, which the XML writer escapes), and an enclosure where an item
+    has none and its day has an image."""
     doc = minidom.parseString(text.encode("utf-8"))
     for item in doc.getElementsByTagName("item"):
         guid = _child_text(item, "guid")
+        image = images.get(guid.strip()) if guid is not None else None
+        if image is not None and not item.getElementsByTagName("enclosure"):
+            enclosure = doc.createElement("enclosure")
+            enclosure.setAttribute("url", image)
+            enclosure.setAttribute("type", IMAGE_TYPES.get(image.rsplit(".", 1)[-1],
+                                                           "application/octet-stream"))
+            enclosure.setAttribute("length", "")
+            item.appendChild(enclosure)
         body = items.get(guid.strip()) if guid is not None else None
         if body is None:
             continue

@@ -14,7 +14,7 @@ from xml.dom import minidom
 
 from chronicle.render.i18n import DEFAULT, Language
 from chronicle.site.citable import edition_url
-from chronicle.site.daily_feed import RSS_FEEDS, fill_daily_feeds, item_html
+from chronicle.site.daily_feed import RSS_FEEDS, fill_daily_feeds, item_html, item_images
 from chronicle.site.editions import EditionFiles, folder_sitemaps
 from chronicle.site.inputs import BuildInputs
 
@@ -29,8 +29,9 @@ def finish_edition(site_dir: Path, inputs: BuildInputs, lang: Language,
     config = inputs.config
     if lang.code == DEFAULT:
         serve_sealed_sources(config.docs_dir, site_dir)
-    fix_enclosure_lengths(site_dir, edition_url(config, lang.code))
-    fill_daily_feeds(site_dir, item_html(inputs, lang, sources))
+    url = edition_url(config, lang.code)
+    fill_daily_feeds(site_dir, item_html(inputs, lang, sources), item_images(sources, url))
+    fix_enclosure_lengths(site_dir, url)
     if len(config.site.languages) > 1:
         for path, text in folder_sitemaps(pages, config.site.languages, config,
                                           lang.code).items():

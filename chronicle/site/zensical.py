@@ -1,0 +1,133 @@
+"""The Zensical adapter: the chronicle's sources built by Zensical (site stage).
+
+Material for MkDocs reached its end of life on 2026-11-05; Zensical, by Material's team,
+reads the same mkdocs.yml and renders the same Python-Markdown, but runs no MkDocs plugin
+or hook. So each edition's sources are written as a project of plain files
+(site/tree.py) under `.cache/zensical/<code>/` (kept between builds on this machine,
+never restored from elsewhere: Zensical keeps its own cache in `.cache/` beside each
+project's config, and only changed files are written again), built there by `zensical
+build --strict` in a child process of the command's executor (it dies with the command),
+moved into the staging folder, and finished by the same post-build step as an mkdocs
+build (site/finish.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import time
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+from chronicle.errors import ChronicleError
+from chronicle.executor import ChildGone, Executor
+from chronicle.render.i18n import DEFAULT, Language
+from chronicle.site.build_cache import Caches
+from chronicle.site.finish import finish_edition
+from chronicle.site.inputs import BuildInputs
+from chronicle.site.statics import Drawing
+from chronicle.site.tree import EditionTree, write_edition
+
+# Not under .cache/chronicle, which the nightly workflow restores from earlier runs: a
+# restored tree, or Zensical's own cache in it (unsigned), could change a page.
+TREES = Path(".cache") / "zensical"
+LOG_NAME = "zensical.log"
+_LOG_LINES = 20  # of Zensical's output, quoted in an error
+_COLOURS = re.compile(r"\x1b\[[0-9;]*m")  # Zensical colours its warnings even into a file
+
+
+def zensical_version() -> str | None:
+    """Return the installed Zensical's version (None when it is not installed)."""
+    try:
+        import zensical
+    except ImportError:
+        return None
+    return str(zensical.version())
+
+
+def build_edition(inputs: BuildInputs, lang: Language, site_dir: Path, caches: Caches | None,
+                  executor: Executor) -> float:
+    """Build the `lang` edition with Zensical into `site_dir` (which must not exist or be
+    empty); return the seconds it took."""
+    started = time.perf_counter()
+    if zensical_version() is None:
+        raise ChronicleError(
+            "chronicle.yml: site.engine is zensical, but Zensical is not installed; "
+            "`pip install zensical==0.0.73` (README \"Engines\"), or set site.engine: mkdocs")
+    tree = EditionTree(lang.code, inputs.config.root / TREES / lang.code)
+    sources = write_edition(inputs, lang, tree, caches, executor)
+    # The charts' SVGs are drawn while Zensical builds the pages (a translated edition's
+    # day charts came drawn into the tree).
+    drawing = Drawing({p: c for p, c in sources.items() if lang.code == DEFAULT
+                       or not p.startswith("days/")},
+                      caches.svgs if caches is not None else None, executor)
+    _run_zensical(tree, executor, _epoch(inputs))
+    if site_dir.exists():
+        site_dir.rmdir()  # the staging folder made for it (empty), or a zh edition's
+    site_dir.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(tree.site, site_dir)
+    drawing.write(site_dir)
+    executor.stop_render_workers()
+    pages = sorted(p.relative_to(site_dir).as_posix() for p in site_dir.rglob("*.html")
+                   if not _in_edition_folder(p.relative_to(site_dir).as_posix(), inputs))
+    finish_edition(site_dir, inputs, lang, sources, pages)
+    return time.perf_counter() - started
+
+
+def _in_edition_folder(rel: str, inputs: BuildInputs) -> bool:
+    return any(rel.startswith(f"{code}/") for code in inputs.config.site.languages[1:])
+
+
+def _epoch(inputs: BuildInputs) -> str:
+    latest = inputs.latest
+    return str(int(latest.taken_at.timestamp())) if latest else "0"
+
+
+def _run_zensical(tree: EditionTree, executor: Executor, epoch: str) -> None:
+    """Run `zensical build --strict` on the tree's config in a child of `executor`; raise
+    ChronicleError, quoting Zensical's last lines, when it fails."""
+    log = tree.root / LOG_NAME
+    child = executor.start(_zensical_child, str(tree.config_file), str(log),
+                           name=f"zensical build ({tree.code})",
+                           env={"SOURCE_DATE_EPOCH": epoch})
+    try:
+        outcome = child.recv()
+    except ChildGone as err:
+        raise ChronicleError(f"{tree.config_file}: the Zensical build ended without a word "
+                             f"({err}){_tail(log)}") from err
+    finally:
+        child.join()
+    if outcome != "done":
+        raise ChronicleError(f"{tree.config_file}: the Zensical build failed ({outcome})"
+                             f"{_tail(log)}; the sources are in {tree.docs}")
+
+
+def _tail(log: Path) -> str:
+    with contextlib.suppress(OSError):
+        text = _COLOURS.sub("", log.read_text(encoding="utf-8", errors="replace"))
+        lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+        if lines:
+            return "; Zensical said:\n  " + "\n  ".join(lines[-_LOG_LINES:])
+    return ""
+
+
+def _zensical_child(conn: Connection, config_file: str, log: str) -> None:
+    """In the child: build with Zensical, its output into `log`; answer "done" or why not."""
+    with open(log, "wb") as out:
+        os.dup2(out.fileno(), 1)
+        os.dup2(out.fileno(), 2)
+    try:
+        import zensical
+
+        zensical.build(config_file, {"clean": False, "strict": True})
+    except BaseException as err:  # anything Zensical raises is its answer
+        conn.send(f"{type(err).__name__}: {err}".strip())
+        return
+    conn.send("done")
+
+
+def clear_trees(root: Path) -> None:
+    """Remove the Zensical projects of a chronicle (and Zensical's caches in them)."""
+    shutil.rmtree(root / TREES, ignore_errors=True)

@@ -1,0 +1,267 @@
+"""The same chronicle built by both engines (site/zensical.py, site/tree.py): mkdocs-material
+through mkdocs-gen-files, and Zensical from the rendered tree. Every page of one exists in
+the other with the same article text, both editions, search in both languages, the feeds,
+api/, the citation files, the language switch; `check-site` passes on both; a failing
+Zensical build publishes nothing; `chronicle render` writes a tree any engine builds."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import replace
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import feedparser
+import pytest
+
+from chronicle.errors import ChronicleError
+from chronicle.executor import Executor
+from chronicle.site.build import build_site
+from chronicle.site.check import check_site
+from chronicle.site.zensical import TREES
+from tests.support.browser import CHROMIUM, chromium, record_problems, serve
+from tests.support.commands import cli
+from tests.support.paths import REPO
+from tests.support.site_factory import SEARCH_WORD, Built, make_chronicle
+
+pytest.importorskip("zensical")
+# What differs by design between the engines' outputs: each engine's own theme bundle,
+# its search index (Material: search/search_index.json; Zensical: search.json) and
+# mkdocs's gzipped sitemap (README "Engines").
+ENGINE_OWN = ("assets/javascripts/", "assets/stylesheets/", "search/", "search.json",
+              "sitemap.xml.gz", "zh/assets/javascripts/", "zh/assets/stylesheets/",
+              "zh/search/", "zh/search.json", "zh/sitemap.xml.gz")
+OURS = ("assets/javascripts/chronicle.js", "assets/javascripts/vega-bundle.js",
+        "assets/stylesheets/chronicle.css")
+
+
+class _Article(HTMLParser):
+    """The text of a page's article (Material's and Zensical's `md-content__inner`) and
+    its outbound links, scripts and styles left out."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth, self.skip = 0, 0
+        self.parts: list[str] = []
+        self.hreflang: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if tag == "link" and found.get("rel") == "alternate" and found.get("hreflang"):
+            self.hreflang.append(str(found.get("hreflang")))
+        if tag == "article" and ("md-content__inner" in (found.get("class") or "")
+                                 or self.depth):
+            self.depth += 1
+        if self.depth and tag in ("script", "style"):
+            self.skip += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if self.depth and tag in ("script", "style"):
+            self.skip -= 1
+        if tag == "article" and self.depth:
+            self.depth -= 1
+
+    def handle_data(self, data: str) -> None:
+        if self.depth and not self.skip:
+            self.parts.append(data)
+
+    @property
+    def text(self) -> str:
+        return " ".join("".join(self.parts).split())
+
+
+def _article(path: Path) -> _Article:
+    parser = _Article()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return parser
+
+
+def _files(site: Path) -> set[str]:
+    out = set()
+    for path in site.rglob("*"):
+        rel = path.relative_to(site).as_posix()
+        if path.is_file() and (rel in OURS or not rel.startswith(ENGINE_OWN)):
+            out.add(rel)
+    return out
+
+
+@pytest.fixture(scope="module")
+def both(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Built, Path, Path]]:
+    built = make_chronicle(tmp_path_factory.mktemp("engines") / "c", nights=3,
+                           languages=("en", "zh"))
+    with Executor() as executor:
+        material = build_site(built.config, built.root / "site-mkdocs", executor=executor)
+        config = replace(built.config, site=replace(built.config.site, engine="zensical"))
+        zensical = build_site(config, built.root / "site-zensical", executor=executor)
+    yield built, material, zensical
+
+
+def test_both_engines_publish_the_same_files(both: tuple[Built, Path, Path]) -> None:
+    _built, material, zensical = both
+    assert _files(material) == _files(zensical)
+    assert {"index.html", "zh/index.html", "days/2026-08-21.html", "zh/days/2026-08-21.html",
+            "api/latest.json", "CITATION.cff", "feed_rss_created.xml",
+            "zh/feed_json_created.json", "days/2026-08-21.md"} <= _files(zensical)
+    # The sealed sources, the API and the citation files are the same bytes.
+    for rel in ("days/2026-08-21.md", "days/2026-08-21.json", "api/latest.json",
+                "CITATION.cff", "days/2026-08-21/loss.vl.json", "days/2026-08-21/cite.json"):
+        assert (material / rel).read_bytes() == (zensical / rel).read_bytes(), rel
+
+
+def test_every_page_says_the_same_in_both(both: tuple[Built, Path, Path]) -> None:
+    _built, material, zensical = both
+    pages = sorted(p.relative_to(material) for p in material.rglob("*.html"))
+    assert len(pages) > 30
+    differ = []
+    for rel in pages:
+        a, b = _article(material / rel), _article(zensical / rel)
+        if a.text != b.text:
+            differ.append(str(rel))
+        # Each page names its twin in both languages (hreflang), in both engines.
+        if rel.name != "404.html":
+            assert sorted(b.hreflang) == sorted(a.hreflang) == ["en", "zh"], rel
+    assert differ == []
+    day = _article(zensical / "zh" / "days" / "2026-08-21.html").text
+    assert "已封存记录的译本" in day and "sha256" in day
+
+
+def test_zensical_pages_link_their_twins_and_the_feeds(both: tuple[Built, Path, Path]) -> None:
+    _built, _material, zensical = both
+    html = (zensical / "zh" / "days" / "2026-08-21.html").read_text(encoding="utf-8")
+    # The language switch keeps the reader on the same day (not the other edition's home).
+    assert 'href="..&#x2f;..&#x2f;days&#x2f;2026-08-21.html" hreflang="en"' in html
+    assert "feed_failures.xml" in html and "feed_changes.json" in html
+
+
+def test_both_pass_check_site(both: tuple[Built, Path, Path]) -> None:
+    _built, material, zensical = both
+    for site in (material, zensical):
+        report = check_site(site)
+        assert report.problems == [], (site.name, report.problems[:5])
+
+
+def test_zensical_feeds_match_mkdocs_feeds(both: tuple[Built, Path, Path]) -> None:
+    _built, material, zensical = both
+    for feed in ("feed_rss_created.xml", "zh/feed_rss_created.xml"):
+        a, b = feedparser.parse(str(material / feed)), feedparser.parse(str(zensical / feed))
+        assert not b.bozo and len(b.entries) == 3, feed
+        assert [(e.id, e.title, e.link, e.published) for e in a.entries] == \
+            [(e.id, e.title, e.link, e.published) for e in b.entries], feed
+        assert [e.summary for e in a.entries] == [e.summary for e in b.entries], feed
+        # Every item carries its chart (Zensical writes none: the post-build step adds
+        # it), with its real length.
+        for entry in b.entries:
+            (enclosure,) = entry.enclosures
+            path = zensical / enclosure.href.split("/chronicle/", 1)[1]
+            assert int(enclosure.length) == path.stat().st_size > 0
+    for feed in ("feed_json_created.json", "zh/feed_json_updated.json"):
+        a, b = (json.loads((site / feed).read_text(encoding="utf-8"))
+                for site in (material, zensical))
+        assert [(i["id"], i["title"], i["content_html"]) for i in a["items"]] == \
+            [(i["id"], i["title"], i["content_html"]) for i in b["items"]], feed
+
+
+def test_zensical_search_finds_words_in_both_languages(both: tuple[Built, Path, Path]) -> None:
+    _built, _material, zensical = both
+    english = json.loads((zensical / "search.json").read_text(encoding="utf-8"))
+    chinese = json.loads((zensical / "zh" / "search.json").read_text(encoding="utf-8"))
+    assert chinese["config"]["lang"] == ["zh"]
+    assert any(SEARCH_WORD in item["text"] for item in english["items"])
+    assert any("丢弃" in item["text"] for item in chinese["items"])
+
+
+def test_a_hostile_comment_stays_text_in_zensical_pages(both: tuple[Built, Path, Path]) -> None:
+    _built, _material, zensical = both
+    for path in zensical.rglob("*.html"):
+        text = path.read_text(encoding="utf-8")
+        assert "<script>alert" not in text and "onerror=alert" not in text, path
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian chromium at /usr/bin/chromium")
+def test_zensical_pages_draw_their_charts_in_chromium(both: tuple[Built, Path, Path]) -> None:
+    pytest.importorskip("playwright.sync_api")
+    _built, _material, zensical = both
+    dialogs: list[str] = []
+    with serve(zensical, under="chronicle") as url, chromium() as browser:
+        for page_path in ("index.html", "zh/days/2026-08-21.html", "charts.html",
+                          "threads/101.html"):
+            page: Any = browser.new_page()
+            errors, foreign = record_problems(page, "127.0.0.1:" + url.split(":")[2][:5])
+            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+            page.goto(url + page_path, wait_until="load")
+            page.wait_for_function(
+                "() => [...document.querySelectorAll('.chronicle-chart')]"
+                ".every(c => c.classList.contains('chronicle-chart--live'))", timeout=20_000)
+            charts = page.locator(".chronicle-chart").count()
+            assert charts >= (0 if page_path.startswith("threads/") else 1), page_path
+            assert errors == [] and foreign == [], (page_path, errors, foreign)
+            page.close()
+    assert dialogs == []
+
+
+def test_a_failed_zensical_build_publishes_nothing(tmp_path: Path) -> None:
+    built = make_chronicle(tmp_path / "c", nights=2)
+    config = replace(built.config, site=replace(built.config.site, engine="zensical"))
+    site = build_site(config, tmp_path / "site")
+    before = {p: p.read_bytes() for p in site.rglob("*") if p.is_file()}
+    # A page of the chronicle's own links a page that does not exist: --strict fails.
+    (built.root / "docs" / "notes.md").write_text("# Notes\n\nSee [this](missing.md).\n")
+    with pytest.raises(ChronicleError) as err:
+        build_site(config, site)
+    message = str(err.value)
+    assert "Zensical build failed" in message and "mkdocs.yml" in message
+    assert "missing.md" in message  # Zensical's own words, quoted
+    assert {p: p.read_bytes() for p in site.rglob("*") if p.is_file()} == before
+    assert not list(tmp_path.glob(".site.building-*"))
+
+
+def test_render_writes_a_tree_both_engines_build(tmp_path: Path) -> None:
+    built = make_chronicle(tmp_path / "c", nights=2, languages=("en", "zh"))
+    out = tmp_path / "tree"
+    result = cli("render", "--dir", str(built.root), "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert "en:" in result.output and "zh:" in result.output
+    assert (out / "en" / "docs" / "days" / "2026-08-21.md").is_file()
+    assert (out / "en" / "docs" / "charts" / "loss.svg").is_file()  # drawn into the tree
+    assert not (out / "zh" / "docs" / "data").exists()
+    # Again into the same folder: an earlier render is replaced, nothing else is touched.
+    again = cli("render", "--dir", str(built.root), "--out", str(out))
+    assert again.exit_code == 0, again.output
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_MKDOCS_2_WARNING": "1"}
+    plain = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f",
+                            str(out / "en" / "mkdocs.yml")], capture_output=True, text=True,
+                           env=env, check=False)
+    assert plain.returncode == 0, plain.stderr[-2000:]
+    assert (out / "en" / "site" / "days" / "2026-08-21.html").is_file()
+    zens = subprocess.run([sys.executable, "-m", "zensical", "build", "-s", "-f",
+                           str(out / "zh" / "mkdocs.yml")], capture_output=True, text=True,
+                          env=env, check=False)
+    assert zens.returncode == 0, zens.stderr[-2000:]
+    assert (out / "zh" / "site" / "days" / "2026-08-21.html").is_file()
+
+
+def test_render_refuses_a_folder_it_did_not_write(tmp_path: Path) -> None:
+    built = make_chronicle(tmp_path / "c", nights=1)
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "thesis.tex").write_text("keep me")
+    result = cli("render", "--dir", str(built.root), "--out", str(out))
+    assert result.exit_code != 0
+    assert "not empty and not an earlier `chronicle render`" in result.output
+    assert (out / "thesis.tex").read_text() == "keep me"
+    inside = cli("render", "--dir", str(built.root), "--out", str(built.root / "docs" / "x"))
+    assert inside.exit_code != 0 and "inside its docs/" in inside.output
+
+
+def test_the_trees_are_not_in_the_restored_cache() -> None:
+    # The nightly workflow restores .cache/chronicle from earlier runs; a tree there (or
+    # Zensical's unsigned cache in it) could change a page.
+    assert TREES.parts[:2] == (".cache", "zensical")
+    workflow = (REPO / "chronicle" / "scaffold" / "workflows" / "nightly.yml").read_text()
+    assert "path: .cache/chronicle\n" in workflow and ".cache/zensical" not in workflow
