@@ -196,7 +196,7 @@ def _site_dir_option(help_text: str) -> Callable[[F], F]:
 def build(root: Path, site_dir: Path | None) -> None:
     """Build the site with mkdocs --strict (no network)."""
     from chronicle.executor import Executor
-    from chronicle.site.build import build_site
+    from chronicle.site.build import build_site, engine_notes
 
     config = load_config(root)
     started = time.perf_counter()
@@ -205,7 +205,10 @@ def build(root: Path, site_dir: Path | None) -> None:
         out = build_site(config, site_dir.resolve() if site_dir else None, cached=cached,
                          executor=executor)
     # A nightly's log shows whether .cache/chronicle was restored (README "Languages").
-    click.echo(f"built {out} in {time.perf_counter() - started:.1f} s{_cache_use(cached)}")
+    click.echo(f"built {out} with {config.site.engine} in {time.perf_counter() - started:.1f} s"
+               f"{_cache_use(cached)}")
+    for note in engine_notes(config):
+        click.echo(f"note: {note}")
 
 
 @main.command()

@@ -265,3 +265,40 @@ def test_the_trees_are_not_in_the_restored_cache() -> None:
     assert TREES.parts[:2] == (".cache", "zensical")
     workflow = (REPO / "chronicle" / "scaffold" / "workflows" / "nightly.yml").read_text()
     assert "path: .cache/chronicle\n" in workflow and ".cache/zensical" not in workflow
+
+
+def test_an_mkdocs_yml_without_gen_files_still_builds_and_is_told(tmp_path: Path) -> None:
+    built = make_chronicle(tmp_path / "c", nights=2)
+    yml = built.root / "mkdocs.yml"
+    text = yml.read_text(encoding="utf-8")
+    gen = "  - gen-files:\n      scripts: [gen_pages.py]\n"
+    assert gen in text
+    yml.write_text(text.replace(gen, ""), encoding="utf-8")
+    (built.root / "gen_pages.py").unlink()
+    result = cli("build", "--dir", str(built.root))
+    assert result.exit_code == 0, result.output
+    assert "note:" in result.output and "gen-files" in result.output
+    page = (built.root / "site" / "days" / "2026-08-20.html").read_text(encoding="utf-8")
+    assert "Cite this entry" in page and "Next day" in page
+    assert (built.root / "site" / "charts.html").is_file()
+    # With gen-files (the scaffold), nothing to say.
+    again = make_chronicle(tmp_path / "d", nights=1)
+    result = cli("build", "--dir", str(again.root))
+    assert result.exit_code == 0 and "note:" not in result.output, result.output
+
+
+def test_a_v1_chronicle_builds_with_zensical_and_keeps_its_bytes(tmp_path: Path) -> None:
+    from tests.support.goldens import unpack_v1
+
+    root = unpack_v1(tmp_path / "v1")
+    before = {p: p.read_bytes() for p in (root / "docs").rglob("*") if p.is_file()}
+    yml = root / "chronicle.yml"
+    text = yml.read_text(encoding="utf-8")
+    yml.write_text(text.replace("site:\n", "site:\n  engine: zensical\n"), encoding="utf-8")
+    result = cli("build", "--dir", str(root))
+    assert result.exit_code == 0, result.output
+    assert "with zensical" in result.output
+    assert check_site(root / "site").problems == []
+    assert {p: p.read_bytes() for p in (root / "docs").rglob("*") if p.is_file()} == before
+    page = (root / "site" / "days" / "2026-08-21.html").read_text(encoding="utf-8")
+    assert "Cite this entry" in page

@@ -12,6 +12,7 @@ from here, and their docs/gen_pages.py calls `generate` from mkdocs-gen-files.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from mkdocs.config.defaults import MkDocsConfig
@@ -25,6 +26,7 @@ from chronicle.render.i18n import ENGLISH
 from chronicle.site.inputs import load_inputs
 from chronicle.site.pages import site_files
 from chronicle.site.plugin import ChroniclePlugin, load_run_config
+from chronicle.site.sources import edition_sources
 from chronicle.site.statics import with_svgs
 
 _ATTR = "_chronicle_plugin"  # the hooks' plugin instance rides on this build's config
@@ -64,11 +66,15 @@ def on_post_build(config: MkDocsConfig) -> None:
 
 
 def generate(config: RunConfig) -> None:
-    """Write every generated page with mkdocs_gen_files.open() (old scaffolds' gen_pages.py)."""
+    """Write every generated page with mkdocs_gen_files.open() (old scaffolds' gen_pages.py):
+    the English sources (site/sources.py: each sealed day page as published too) and
+    their charts' SVGs."""
     import mkdocs_gen_files
 
     with Executor() as executor:
-        files = with_svgs(site_files(load_inputs(config), ENGLISH), executor)
+        sources = edition_sources(load_inputs(config), ENGLISH)
+        files = with_svgs({p: c for p, c in sources.items() if not isinstance(c, Path)},
+                          executor)
     for path, content in files.items():
         mode = "wb" if isinstance(content, bytes) else "w"
         with mkdocs_gen_files.open(path, mode) as fh:

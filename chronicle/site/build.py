@@ -151,6 +151,23 @@ def _build_editions(config: RunConfig, mkdocs_yml: Path, staging: Path, site_dir
             child.stop()
 
 
+def engine_notes(config: RunConfig) -> list[str]:
+    """Return what the operator should know about how the site was built (printed by
+    `chronicle build`): an mkdocs.yml from before mkdocs-gen-files."""
+    if config.site.engine != "mkdocs":
+        return []
+    from chronicle.site.tree import read_mkdocs_yml
+
+    names = [next(iter(p)) if isinstance(p, dict) else p
+             for p in read_mkdocs_yml(config).get("plugins") or []]
+    if "chronicle" in names and "gen-files" not in names:
+        return [f"{config.root / 'mkdocs.yml'}: no `gen-files` plugin, so the chronicle "
+                "plugin wrote the generated pages itself; add `- gen-files: {scripts: "
+                "[gen_pages.py]}` after `- chronicle` and a gen_pages.py beside it (README "
+                "\"Engines\")"]
+    return []
+
+
 def _build_with_zensical(config: RunConfig, staging: Path, caches: Caches,
                          took: dict[str, float], executor: Executor) -> None:
     """Build every edition with Zensical into `staging` (site/zensical.py), English first

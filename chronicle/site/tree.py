@@ -109,6 +109,9 @@ def edition_config(base: Mapping[str, Any], config: RunConfig, lang: Language
     theme = dict(base.get("theme") or {"name": "material"})
     theme["language"] = lang.code
     theme["custom_dir"] = "overrides"
+    # Zensical's default look is its own ("modern"); chronicle's style and the template
+    # overrides are Material's, which Zensical calls "classic" (mkdocs ignores the key).
+    theme.setdefault("variant", "classic")
     out["theme"] = theme
     up = "" if lang.code == DEFAULT else "../"  # the site's style and script live at its root
     css = [p for p in base.get("extra_css") or [] if p != STYLESHEET]
