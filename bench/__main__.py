@@ -21,6 +21,9 @@ memory` prints the memory rows alone. Rows:
 - recompute: `chronicle verify --recompute` on the DAYS-day demo (every sealed day
   re-derived from the stored snapshots and compared), the median of ROUNDS runs, against
   plain `chronicle verify` (the hash chain and every file's sha256) run alternately.
+- engines (issue #25, bench/engines.py): both editions built by mkdocs and by Zensical,
+  warm and cold, and a nightly with each, against a plain mkdocs-material build of the
+  English project `chronicle render` writes; `python -m bench engines` runs them alone.
 - memory (issue #24): one night of 10^6 W&B rows (bench/night.py: `chronicle snapshot` of
   a live chronicle, the real wandb client against the fake W&B server) in seconds and peak
   MB, and the peak of `chronicle demo --days 365`; both as the processes together (the
@@ -28,6 +31,7 @@ memory` prints the memory rows alone. Rows:
 Rows say whether `.cache/chronicle` was there (warm) or not (cold): the build rows run
 on the English copy after its first build (warm metrics copy); the nightly row starts
 from a chronicle built once, as a nightly with its cache restored does.
+Targets (issue #25): mkdocs, both editions <= 1.5x plain; Zensical, nightly <= 1.0x plain.
 Targets (issue #15): build <= 1.3x plain, nightly <= 1.5x plain, DAYS=100 demo <= 45 s,
 2x demo <= 2.0x, peak memory < 1 GB at 365 days (`make bench DAYS=365`); issue #24: a night
 of 10^6 rows < 1.5 GB, the 365-day demo < 1 GB (processes together).
@@ -206,6 +210,7 @@ def memory_rows(tmp: Path) -> list[str]:
 def main(days: int) -> None:
     from datetime import timedelta
 
+    from bench.engines import engine_rows
     from bench.plain import write_plain_project
     from chronicle.demo import DEMO_START
 
@@ -274,6 +279,8 @@ def main(days: int) -> None:
         print(f"{f'verify --recompute, {days} days':<34}{rc_s:8.1f} s vs {plain_s:6.1f} s plain "
               f"verify  ratio {rc_s / plain_s:4.1f}  peak {recompute.peak:5.0f} MB  (rounds: "
               f"{' '.join(f'{a:.1f}' for a in recompute.a)})")
+        for line in engine_rows(tmp / "demo", tmp / "night-full", tmp, last):
+            print(line)
         for line in memory_rows(tmp):
             print(line)
         for edition in ("", "zh"):
@@ -286,9 +293,28 @@ def main(days: int) -> None:
                        check=True)
 
 
+def engines_only(days: int) -> None:
+    """`python -m bench engines [DAYS]`: issue #25's rows alone (site/zensical.py)."""
+    from datetime import timedelta
+
+    from bench.engines import engine_rows
+    from chronicle.demo import DEMO_START
+
+    print(f"chronicle bench, engines: {days}-day simulated demo, {os.cpu_count()} cores, "
+          f"{ROUNDS} rounds per ratio")
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = Path(scratch)
+        demo(tmp / "demo", days)
+        partial_demo(tmp / "night-full", days)
+        last = (DEMO_START + timedelta(days=days)).isoformat()
+        print("\n".join(engine_rows(tmp / "demo", tmp / "night-full", tmp, last)))
+
+
 if __name__ == "__main__":
     if sys.argv[1:] == ["memory"]:  # `python -m bench memory`: issue #24's rows alone
         with tempfile.TemporaryDirectory() as scratch:
             print("\n".join(memory_rows(Path(scratch))))
+    elif sys.argv[1:2] == ["engines"]:
+        engines_only(int(sys.argv[2]) if len(sys.argv) > 2 else 100)
     else:
         main(int(sys.argv[1]) if len(sys.argv) > 1 else 100)

@@ -3,6 +3,8 @@ each round's own ratio so a reader sees how far the machine drifted."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from bench.__main__ import Rounds, row
@@ -30,3 +32,18 @@ def test_a_speedup_is_kept_only_when_its_row_takes_10_percent_longer_without_it(
     assert "off/on 1.14  keep  (rounds: 1.25 1.00 1.18)" in kept.line()
     dropped = Measured("beside", "build", on=[10.0], off=[10.9])
     assert "off/on 1.09  drop" in dropped.line()
+
+
+def test_a_chronicle_copied_for_an_engine_names_it_once(tmp_path: Path) -> None:
+    from bench.engines import with_engine
+
+    source = tmp_path / "c"
+    (source / "site").mkdir(parents=True)
+    (source / ".cache").mkdir()
+    (source / "chronicle.yml").write_text("source: simulated\nsite:\n  url: https://e.org/\n"
+                                          "  engine: mkdocs\n")
+    copy = with_engine(source, tmp_path / "z", "zensical")
+    text = (copy / "chronicle.yml").read_text()
+    assert text.count("engine:") == 1 and "  engine: zensical\n" in text
+    assert not (copy / "site").exists() and not (copy / ".cache").exists()
+    assert "engine: mkdocs" in (source / "chronicle.yml").read_text()

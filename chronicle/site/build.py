@@ -175,13 +175,10 @@ def _build_with_zensical(config: RunConfig, staging: Path, caches: Caches,
     from chronicle.render.i18n import language
     from chronicle.site.editions import LOCALE_FOLDER
     from chronicle.site.inputs import load_inputs
-    from chronicle.site.zensical import build_edition
+    from chronicle.site.zensical import build_editions
 
-    inputs = load_inputs(config, caches)
-    for code in config.site.languages:
-        lang = language(code, config.root / LOCALE_FOLDER)
-        took[code] = build_edition(inputs, lang, staging / edition_dir(code), caches,
-                                   executor)
+    langs = [language(code, config.root / LOCALE_FOLDER) for code in config.site.languages]
+    took.update(build_editions(load_inputs(config, caches), langs, staging, caches, executor))
 
 
 def release_memory() -> None:

@@ -1,0 +1,91 @@
+"""Issue #25's rows: both engines side by side against one plain build, in one run.
+
+The plain build is mkdocs-material (theme and search only) of the English project
+`chronicle render` writes for the demo (bench/plain.py). Against it, alternating, ROUNDS
+rounds each, medians:
+- `chronicle build` of both editions (en + zh) with each engine, warm (after one build:
+  its `.cache/chronicle`, and Zensical's own cache) and cold (both deleted before each
+  round);
+- a nightly with each engine: `chronicle snapshot` sealing the last day, then `chronicle
+  build` of both editions, on a copy of the chronicle built once (its caches kept).
+Each build row also gives its largest process's peak RSS.
+Targets: mkdocs, both editions <= 1.5x plain; Zensical, the nightly <= 1.0x plain.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+from bench.__main__ import (
+    LAST_NIGHT,
+    ROUNDS,
+    Rounds,
+    chronicle,
+    median_pair,
+    plain_build,
+    python,
+    row,
+    run,
+)
+
+
+def with_engine(source: Path, target: Path, engine: str) -> Path:
+    """Copy a chronicle (not its site or caches) set to build with `engine`."""
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("site", ".cache"))
+    config = target / "chronicle.yml"
+    text = re.sub(r"(?m)^  engine: .*\n", "", config.read_text("utf-8"))
+    config.write_text(text.replace("\nsite:\n", f"\nsite:\n  engine: {engine}\n", 1),
+                      encoding="utf-8")
+    return target
+
+
+def nightly(base: Path, work: Path, plain: Path, as_of: str, rounds: int = ROUNDS) -> Rounds:
+    """Snapshot + build of both editions on a fresh copy of `base` (built once: its caches
+    as a nightly restores them), alternating with the plain build."""
+    out = Rounds()
+    for _ in range(rounds):
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.copytree(base, work, symlinks=True)
+        snap = run(chronicle("snapshot", "--dir", str(work), "--as-of", as_of))[0]
+        build, mb = run(chronicle("build", "--dir", str(work)))
+        out.a.append(snap + build)
+        out.peak = max(out.peak, mb)
+        out.parts.append(f"{snap:.1f} + {build:.1f}")
+        out.b.append(run(python(plain_build(plain)))[0])
+    return out
+
+
+def engine_rows(demo: Path, night_full: Path, tmp: Path, last_day: str) -> list[str]:
+    """Return the rows of both engines (see the module docstring). `demo` is the built
+    demo (both editions), `night_full` the same demo but its last night."""
+    from bench.plain import write_plain_project
+
+    plain = write_plain_project(demo, tmp / "plain-tree")
+    lines = []
+    for engine, target in (("mkdocs", 1.5), ("zensical", 1.5)):
+        chron = with_engine(demo, tmp / f"engine-{engine}", engine)
+        run(chronicle("build", "--dir", str(chron)))  # warm: its caches made
+        warm = median_pair(chronicle("build", "--dir", str(chron)), python(plain_build(plain)))
+        forget = python(f"import shutil; shutil.rmtree({str(chron / '.cache')!r}, "
+                        "ignore_errors=True)")
+        cold = median_pair(chronicle("build", "--dir", str(chron)), python(plain_build(plain)),
+                           prepare=forget)
+        base = with_engine(night_full, tmp / f"night-{engine}", engine)
+        run(chronicle("build", "--dir", str(base)))
+        shutil.rmtree(base / "site")  # a nightly checkout has no site
+        night = nightly(base, tmp / f"night-{engine}-work", plain,
+                        LAST_NIGHT.format(start=last_day))
+        lines += [
+            row(f"{engine}: both editions, warm", warm, target)
+            + f"  peak {warm.peak:.0f} MB",
+            row(f"{engine}: both editions, cold", cold, target)
+            + f"  peak {cold.peak:.0f} MB",
+            row(f"{engine}: nightly, both editions", night,
+                1.0 if engine == "zensical" else 1.5)
+            + f"  peak {night.peak:.0f} MB  (snapshot + build: {', '.join(night.parts)} s)",
+        ]
+        shutil.rmtree(chron, ignore_errors=True)
+    return lines
