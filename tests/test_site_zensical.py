@@ -24,7 +24,13 @@ from chronicle.executor import Executor
 from chronicle.site.build import build_site
 from chronicle.site.check import check_site
 from chronicle.site.zensical import TREES
-from tests.support.browser import CHROMIUM, chromium, record_problems, serve
+from tests.support.browser import (
+    CHROMIUM,
+    chromium,
+    record_problems,
+    serious_violations,
+    serve,
+)
 from tests.support.commands import cli
 from tests.support.paths import REPO
 from tests.support.site_factory import SEARCH_WORD, Built, make_chronicle
@@ -201,6 +207,8 @@ def test_zensical_pages_draw_their_charts_in_chromium(both: tuple[Built, Path, P
             charts = page.locator(".chronicle-chart").count()
             assert charts >= (0 if page_path.startswith("threads/") else 1), page_path
             assert errors == [] and foreign == [], (page_path, errors, foreign)
+            # Zensical's own search box and header pass axe as Material's do.
+            assert serious_violations(page) == [], page_path
             page.close()
     assert dialogs == []
 
@@ -302,3 +310,21 @@ def test_a_v1_chronicle_builds_with_zensical_and_keeps_its_bytes(tmp_path: Path)
     assert {p: p.read_bytes() for p in (root / "docs").rglob("*") if p.is_file()} == before
     page = (root / "site" / "days" / "2026-08-21.html").read_text(encoding="utf-8")
     assert "Cite this entry" in page
+
+
+def test_a_site_title_with_markup_shows_as_typed_in_zensical(tmp_path: Path) -> None:
+    built = make_chronicle(tmp_path / "c", nights=1)
+    yml = built.root / "chronicle.yml"
+    yml.write_text(yml.read_text(encoding="utf-8").replace(
+        "site:\n", "site:\n  engine: zensical\n  title: 'R&D <b>run</b> &amp; co'\n"),
+        encoding="utf-8")
+    result = cli("build", "--dir", str(built.root))
+    assert result.exit_code == 0, result.output
+    html = (built.root / "site" / "about.html").read_text(encoding="utf-8")
+    # Escaped once: the reader sees the title as typed, markup and entity included, in
+    # the tab's title and the header.
+    typed = "R&amp;D &lt;b&gt;run&lt;/b&gt; &amp;amp; co"
+    assert f"<title>About - {typed}</title>" in html
+    assert html.count(typed) >= 3
+    assert "<b>run</b>" not in html
+    assert 'content="zensical-' in html  # the generator named is the one that built it

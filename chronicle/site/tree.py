@@ -92,7 +92,10 @@ def edition_config(base: Mapping[str, Any], config: RunConfig, lang: Language
     out: dict[str, Any] = {k: base[k] for k in KEPT if k in base}
     url = edition_url(config, lang.code)
     out |= {
-        # Text, never markup: templates print these raw (see site/plugin.py on_config).
+        # Text, never markup: Zensical's templates, like Material's, print these raw in
+        # some places (the header, <title>) and escaped (`| e`) in others (the logo's
+        # tooltip); escaped here, an `&` or `<` in chronicle.yml never becomes markup
+        # (where a template escapes it again, it shows as its entity).
         "site_name": str(escape(config.site.title)),
         "site_url": url,
         "site_author": str(escape(config.site.author)),
@@ -263,7 +266,10 @@ def _write_overrides(base: Mapping[str, Any], config: RunConfig, tree: EditionTr
     `custom_dir` over them (its files win, as they do in the mkdocs build)."""
     target = tree.root / "overrides"
     shutil.rmtree(target, ignore_errors=True)
-    shutil.copytree(THEME_DIR, target, ignore=shutil.ignore_patterns("__pycache__"))
+    # Not the search partial: it is Material 9.8's search box, given an accessible name;
+    # Zensical's own search (another box, named already) would break under it.
+    shutil.copytree(THEME_DIR, target,
+                    ignore=shutil.ignore_patterns("__pycache__", "search.html"))
     custom = (base.get("theme") or {}).get("custom_dir")
     if isinstance(custom, str) and (config.root / custom).is_dir():
         shutil.copytree(config.root / custom, target, dirs_exist_ok=True)
