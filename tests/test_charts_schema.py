@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib.resources
 import json
-from datetime import UTC, date, datetime, timedelta
+from datetime import date
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -22,8 +22,6 @@ import numpy as np
 import pytest
 
 from chronicle.config import load_config
-from chronicle.demo import DEMO_WATCH
-from chronicle.init import InitOptions, init_chronicle
 from chronicle.render.charts import Axis, Event, Options, Span, line_chart
 from chronicle.render.day_charts import day_charts
 from chronicle.render.i18n import ENGLISH, language
@@ -31,10 +29,7 @@ from chronicle.render.panels import health_heatmap, regime_chart, residual_chart
 from chronicle.render.vega import SCHEMA, no_data
 from chronicle.site.inputs import load_inputs
 from chronicle.site.pages import site_files
-from chronicle.snapshot.fetch import fetch_simulated_source
-from chronicle.snapshot.take import take_snapshot
-from chronicle.sources.simulated import SimulatedRun
-from chronicle.store import Store
+from tests.support.site_factory import simulated_chronicle
 
 ZH = language("zh")
 START = date(2026, 8, 20)
@@ -72,17 +67,7 @@ def test_the_validation_catches_a_broken_spec() -> None:
 
 @pytest.fixture(scope="module")
 def chronicle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("schema")
-    init_chronicle(root, InitOptions(source="simulated", name="Sim", start=START,
-                                     planned_days=NIGHTS, watch=DEMO_WATCH))
-    config = load_config(root)
-    sim = SimulatedRun(config)
-    store = Store(config.docs_dir)
-    for n in range(1, NIGHTS + 1):
-        taken = datetime(2026, 8, 20, 3, 17, tzinfo=UTC) + timedelta(days=n)
-        take_snapshot(config, taken, store=store,
-                      fetcher=lambda c, s, t: fetch_simulated_source(c, s, t, sim=sim))
-    return root
+    return simulated_chronicle(tmp_path_factory.mktemp("schema"), NIGHTS, START).config.root
 
 
 def test_every_published_spec_is_valid_vega_lite(chronicle: Path) -> None:

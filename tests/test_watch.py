@@ -15,16 +15,13 @@ import pytest
 from chronicle.analysis.cost import summarize_cost
 from chronicle.analysis.prediction import predict
 from chronicle.config import load_config
-from chronicle.demo import DEMO_WATCH
-from chronicle.init import InitOptions, init_chronicle
 from chronicle.render.i18n import ENGLISH
 from chronicle.render.run_pages import run_pages
 from chronicle.site.inputs import BuildInputs, load_inputs
 from chronicle.snapshot.fetch import fetch_simulated_source
 from chronicle.snapshot.take import take_snapshot
 from chronicle.sources.simulated import SimulatedRun
-from chronicle.store import Store
-from tests.support.site_factory import make_chronicle
+from tests.support.site_factory import make_chronicle, simulated_chronicle
 from tests.support.specs import rows
 
 NIGHTS = 8
@@ -37,17 +34,11 @@ def _night(n: int) -> datetime:
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    root = tmp_path_factory.mktemp("watch")
-    init_chronicle(root, InitOptions(source="simulated", name="Sim", start=START,
-                                     planned_days=NIGHTS, watch=DEMO_WATCH))
-    config = load_config(root)
-    sim = SimulatedRun(config)
-    store = Store(config.docs_dir)
-    for n in range(1, NIGHTS + 1):
-        take_snapshot(config, _night(n), store=store,
-                      fetcher=lambda c, s, t: fetch_simulated_source(c, s, t, sim=sim))
+    made = simulated_chronicle(tmp_path_factory.mktemp("watch"), NIGHTS, START)
+    config = made.config
     days = {p.stem: json.loads(p.read_text()) for p in sorted(config.docs_dir.glob("days/*.json"))}
-    return {"root": root, "config": config, "sim": sim, "store": store, "days": days}
+    return {"root": config.root, "config": config, "sim": made.sim, "store": made.store,
+            "days": days}
 
 
 def _day_of(ts: float) -> str:

@@ -15,12 +15,17 @@ from chronicle.analysis.day_model import DaySummary
 from chronicle.analysis.days import summarize_day
 from chronicle.analysis.series import build_series
 from chronicle.config import RunConfig, load_config
+from chronicle.demo import DEMO_WATCH
+from chronicle.init import InitOptions, init_chronicle
 from chronicle.models import Comment, FailureRecord, MetricRow, RunRecord, SourceStatus, Thread
 from chronicle.render.day import render_day_files
 from chronicle.render.day_charts import day_charts
 from chronicle.render.i18n import ENGLISH
 from chronicle.render.prose import write_summary
 from chronicle.render.svg import render_svg
+from chronicle.snapshot.fetch import fetch_simulated_source
+from chronicle.snapshot.take import take_snapshot
+from chronicle.sources.simulated import SimulatedRun
 from chronicle.store import Store, snapshot_id, write_snapshot
 from tests.support.paths import REPO, SCAFFOLD
 
@@ -217,3 +222,27 @@ def add_correction(made: Built, night: int) -> None:
     write_snapshot(store, taken, late, [run], None, store.load_failures(),
                    [SourceStatus("wandb", True), SourceStatus("github", True)],
                    extra={"corrections": [correction]})
+
+
+@dataclass(frozen=True)
+class Simulated:
+    """A chronicle of the simulated run with every watcher of the demo, nights taken."""
+
+    config: RunConfig
+    sim: SimulatedRun
+    store: Store
+
+
+def simulated_chronicle(root: Path, nights: int, start: date = START) -> Simulated:
+    """Scaffold a simulated chronicle (the demo's watchers: prediction, health, risks,
+    claims) in `root` and take `nights` real snapshots (03:17 UTC), each sealing a day."""
+    init_chronicle(root, InitOptions(source="simulated", name="Sim", start=start,
+                                     planned_days=nights, watch=DEMO_WATCH))
+    config = load_config(root)
+    sim = SimulatedRun(config)
+    store = Store(config.docs_dir)
+    first = datetime(start.year, start.month, start.day, 3, 17, tzinfo=UTC)
+    for n in range(1, nights + 1):
+        take_snapshot(config, first + timedelta(days=n), store=store,
+                      fetcher=lambda c, s, t: fetch_simulated_source(c, s, t, sim=sim))
+    return Simulated(config, sim, store)
