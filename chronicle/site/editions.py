@@ -174,10 +174,7 @@ def edition_days(inputs: BuildInputs, lang: Language, cache: BuildCache | None =
     config, out = inputs.config, _DayFiles(site_dir)
     edition = edition_key(config, lang.code) if cache is not None else ""
     changes = inputs.changes.changes
-    # Of the W&B run records, a day's charts read only the lineage's order (stitching:
-    # analysis/series.py lineage_order reads each run's id and creation time); the rest
-    # (state, summary, heartbeat) changes every night and would render every day again.
-    runs = [[r.id, r.created_at.isoformat()] for r in inputs.runs] if cache is not None else []
+    runs = [r.to_json() for r in inputs.runs] if cache is not None else []
     todo: dict[str, tuple[str, dict[str, Any], dict[str, dict[str, Any]]]] = {}
     meta: dict[str, Any]
     for i, d in enumerate(inputs.days):
