@@ -29,7 +29,8 @@ from chronicle.site.inputs import BuildInputs
 
 RSS_FEEDS = ("feed_rss_created.xml", "feed_rss_updated.xml")
 IMAGE_TYPES = {"svg": "image/svg+xml", "png": "image/png"}
-_DAY = re.compile(r"^days/(\d{4}-\d{2}-\d{2})\.md$")
+# A sealed day page's path in docs/ (and in an edition's sources).
+DAY_PAGE = re.compile(r"^days/(\d{4}-\d{2}-\d{2})\.md$")
 JSON_FEEDS = ("feed_json_created.json", "feed_json_updated.json")
 
 
@@ -88,7 +89,7 @@ def item_images(sources: Mapping[str, str | bytes | Path], url: str) -> dict[str
     front matter (what mkdocs-rss-plugin makes each item's enclosure of)."""
     out = {}
     for path, content in sources.items():
-        match = _DAY.match(path)
+        match = DAY_PAGE.match(path)
         if match is None or not isinstance(content, str) or not content.startswith("---\n"):
             continue
         end = content.find("\n---\n", 4)

@@ -8,17 +8,20 @@ page is rewritten.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from xml.dom import minidom
 
 from chronicle.render.i18n import DEFAULT, Language
 from chronicle.site.citable import edition_url
-from chronicle.site.daily_feed import RSS_FEEDS, fill_daily_feeds, item_html, item_images
+from chronicle.site.daily_feed import (
+    DAY_PAGE,
+    RSS_FEEDS,
+    fill_daily_feeds,
+    item_html,
+    item_images,
+)
 from chronicle.site.editions import EditionFiles, folder_sitemaps
 from chronicle.site.inputs import BuildInputs
-
-DAY_PAGE = re.compile(r"^days/(\d{4}-\d{2}-\d{2})\.md$")
 
 
 def finish_edition(site_dir: Path, inputs: BuildInputs, lang: Language,

@@ -15,6 +15,7 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
+from chronicle.analysis.day_model import DaySummary
 from chronicle.executor import Executor
 from chronicle.render.i18n import DEFAULT, Language
 from chronicle.site.build_cache import Caches
@@ -41,25 +42,25 @@ def edition_sources(inputs: BuildInputs, lang: Language, caches: Caches | None =
         return edition_files(inputs, lang, caches.editions if caches is not None else None,
                              executor, drawn_into)
     files: EditionFiles = dict(site_files(inputs, lang))
-    days = [d["date"] for d in inputs.days]
-    for i, day in enumerate(days):
+    days = inputs.days
+    for i, figures in enumerate(days):
+        day = figures["date"]
         path = inputs.config.docs_dir / "days" / f"{day}.md"
         if path.is_file():
-            later = days[i + 1] if i + 1 < len(days) else None
+            later = days[i + 1]["date"] if i + 1 < len(days) else None
             files[f"days/{day}.md"] = published_day_page(
-                inputs, day, path.read_text(encoding="utf-8"), later, lang)
+                inputs, figures, path.read_text(encoding="utf-8"), later, lang)
     return files
 
 
-def published_day_page(inputs: BuildInputs, day: str, sealed: str, later: str | None,
-                       lang: Language) -> str:
-    """Return a sealed day page as the site shows it: its sealed Markdown, then its own
-    citation and data files, then the link to the next day (which did not exist when
-    it was sealed)."""
+def published_day_page(inputs: BuildInputs, figures: DaySummary, sealed: str,
+                       later: str | None, lang: Language) -> str:
+    """Return a sealed day page as the site shows it: its sealed Markdown (of the day whose
+    sealed JSON is `figures`), then its own citation and data files, then the link to the
+    next day (which did not exist when it was sealed)."""
     markdown = sealed.replace(_OLD_QUOT, '"').replace(_OLD_APOS, "'")
-    snap = inputs.sealers.get(date.fromisoformat(day))
-    figures = inputs.day_json(day)
-    if snap is not None and figures is not None:
+    snap = inputs.sealers.get(date.fromisoformat(figures["date"]))
+    if snap is not None:
         markdown = markdown.rstrip("\n") + "\n\n" + day_sections(inputs.config, figures, snap,
                                                                  lang)
     if later is None:
