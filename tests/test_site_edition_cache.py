@@ -123,6 +123,32 @@ def test_a_new_day_is_rendered_and_older_ones_reused(tmp_path: Path) -> None:
     assert _tree(tmp_path / "warm") == _tree(tmp_path / "cold")
 
 
+def test_a_night_of_the_simulated_run_renders_only_what_changed(tmp_path: Path) -> None:
+    # A real night changes the W&B runs' records (state, summary, heartbeat) every time;
+    # a sealed day's Chinese page reads only the lineage's order from them, so it is
+    # reused (it was rendered again every night, ~50 s of a 100-day nightly).
+    from datetime import UTC, datetime
+
+    from chronicle.snapshot.fetch import fetch_simulated_source
+    from chronicle.snapshot.take import take_snapshot
+    from tests.support.site_factory import simulated_chronicle
+
+    made = simulated_chronicle(tmp_path / "c", nights=3, planned_days=10)
+    runs_before = [r.to_json() for r in made.store.load_runs()]
+    assert _build(made.config.root, tmp_path / "s0") == (0, 3)
+    take_snapshot(made.config, datetime(2026, 8, 24, 3, 17, tzinfo=UTC), store=made.store,
+                  fetcher=lambda c, s, t: fetch_simulated_source(c, s, t, sim=made.sim))
+    assert [r.to_json() for r in made.store.load_runs()] != runs_before
+    # Days 1-2 reused; day 3 gains its "next day" link; day 4 is new.
+    assert _build(made.config.root, tmp_path / "s1") == (2, 2)
+    assert _tree(tmp_path / "s1") == _tree_cold(made.config.root, tmp_path / "cold")
+
+
+def _tree_cold(root: Path, site: Path) -> dict[str, bytes]:
+    _cold(root, site)
+    return _tree(site)
+
+
 def test_a_cache_that_cannot_be_written_still_builds(made: Built, tmp_path: Path) -> None:
     _cold(made.root, tmp_path / "cold")
     shutil.rmtree(cache_dir(made.root))

@@ -10,7 +10,14 @@ import pytest
 
 from chronicle.errors import StoreError
 from chronicle.models import Comment, FailureRecord, RunRecord, SourceStatus, Thread
-from chronicle.store import MANIFEST, Store, snapshot_id, verify_store, write_snapshot
+from chronicle.store import (
+    MANIFEST,
+    SnapshotInfo,
+    Store,
+    snapshot_id,
+    verify_store,
+    write_snapshot,
+)
 
 T0 = datetime(2026, 8, 21, 3, 17, tzinfo=UTC)
 OK = (SourceStatus("wandb", True), SourceStatus("github", True))
@@ -93,6 +100,32 @@ def test_nan_is_data_and_missing_is_null(tmp_path: Path) -> None:
     col = store.load_metrics().column("train/loss")
     assert col.null_count == 1
     assert math.isnan(col[1].as_py())
+
+
+def test_rows_seen_by_a_snapshot_leave_out_what_later_ones_backfilled(tmp_path: Path) -> None:
+    # W&B answered again after an outage: the third snapshot stores rows logged before
+    # the second was taken. What the second saw must not change because of them.
+    store = Store(tmp_path / "docs")
+    t0 = T0.timestamp() - 3600
+    _write(store, T0, _rows("r1", range(0, 50, 10), t0))
+    _write(store, T0 + timedelta(days=1), _rows("r1", range(50, 60, 10), t0))
+    _write(store, T0 + timedelta(days=2), _rows("r1", range(60, 100, 10), t0)
+           + _rows("r2", range(0, 30, 10), t0 + 86400 * 2.5))
+    first, second, third = store.snapshots()
+    cutoff = second.taken_at.timestamp()
+
+    def steps(snap: SnapshotInfo, upto: float) -> list[tuple[str, int]]:
+        table = store.metrics_seen_by(snap, upto)
+        return list(zip(table["run"].to_pylist(), table["step"].to_pylist(), strict=True))
+
+    assert steps(second, cutoff) == [("r1", s) for s in range(0, 60, 10)]
+    assert steps(first, cutoff) == [("r1", s) for s in range(0, 50, 10)]
+    # Seen by the newest, by time alone: every row logged by then, the backfill included.
+    assert steps(third, cutoff) == [("r1", s) for s in range(0, 100, 10)]
+    # Nothing later is that old (the fast path): the same as filtering every row.
+    assert steps(third, third.taken_at.timestamp() + 1e6) == (
+        [("r1", s) for s in range(0, 100, 10)] + [("r2", s) for s in range(0, 30, 10)])
+    assert steps(second, t0 - 1) == []
 
 
 @pytest.mark.parametrize("target", ["metrics.parquet", "threads.json", MANIFEST])

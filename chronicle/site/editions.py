@@ -174,7 +174,10 @@ def edition_days(inputs: BuildInputs, lang: Language, cache: BuildCache | None =
     config, out = inputs.config, _DayFiles(site_dir)
     edition = edition_key(config, lang.code) if cache is not None else ""
     changes = inputs.changes.changes
-    runs = [r.to_json() for r in inputs.runs] if cache is not None else []
+    # Of the W&B run records, a day's charts read only the lineage's order (stitching:
+    # analysis/series.py lineage_order reads each run's id and creation time); the rest
+    # (state, summary, heartbeat) changes every night and would render every day again.
+    runs = [[r.id, r.created_at.isoformat()] for r in inputs.runs] if cache is not None else []
     todo: dict[str, tuple[str, dict[str, Any], dict[str, dict[str, Any]]]] = {}
     meta: dict[str, Any]
     for i, d in enumerate(inputs.days):
@@ -190,12 +193,14 @@ def edition_days(inputs: BuildInputs, lang: Language, cache: BuildCache | None =
         if cache is not None:
             # Everything the page is made of but the edition's key: the day JSON as read,
             # the sealed entry, its citation block, the next day, and what its charts are
-            # drawn from: the chain up to the figures' snapshot (its manifest's sha256
-            # fixes every row and record stored by then), the runs and the changes.
+            # drawn from (BuildInputs.day_evidence): the chain up to the snapshot that
+            # sealed the day (its manifest's sha256 fixes every row and record stored by
+            # then, the figures' snapshot's among them), the runs' order and the changes.
             seen = inputs.figures_snapshot(when)
             ended = (when + timedelta(days=1)).isoformat()
             key = entry_key(edition, {
-                "day": d, **meta, "figures_as_of": seen.manifest_sha256 if seen else None,
+                "day": d, **meta, "sealed_by": snap.manifest_sha256,
+                "figures_as_of": seen.id if seen else None,
                 "runs": runs, "changes": [c for c in changes if str(c.get("time")) < ended]})
             kept = cache.get(key)
             if kept is not None:

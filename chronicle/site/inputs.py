@@ -17,7 +17,6 @@ from functools import cached_property
 from typing import Any, cast
 
 import numpy as np
-import pyarrow.compute as pc
 
 from chronicle.analysis.changes import ChangeInputs, RunChanges, run_changes
 from chronicle.analysis.day_model import DaySummary
@@ -82,14 +81,15 @@ class BuildInputs:
 
     def day_evidence(self, day: date) -> tuple[Series, list[FailureRecord]] | None:
         """Return the stitched series and the failure records as of `day`'s figures (the
-        rows logged up to its figures snapshot, the records that snapshot stored): what
-        the day's sealed charts were drawn from, for another language's charts. None when
-        no snapshot was taken after the day."""
+        rows logged up to its figures snapshot that the store held when the day was
+        sealed, the records that snapshot stored): what the day's sealed charts were drawn
+        from, for another language's charts. None when no snapshot was taken after the
+        day. Fixed once the day is sealed: rows a later snapshot adds are not counted."""
         snap = self.figures_snapshot(day)
         if snap is None:
             return None
-        table = self.store.load_metrics()
-        upto = table.filter(pc.less_equal(table["timestamp"], snap.taken_at.timestamp()))
+        upto = self.store.metrics_seen_by(self.sealers.get(day) or self.snapshots[-1],
+                                          snap.taken_at.timestamp())
         series = build_series(upto, self.runs, self.config)
         return series, sorted(self.store.failures_at(snap), key=lambda f: (f.start, f.id))
 

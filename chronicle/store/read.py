@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from chronicle.errors import StoreError
 from chronicle.models import (
@@ -321,6 +322,27 @@ class Store:
             self._cache.last_steps = (table.num_rows, dict(sorted(last.items())))
         self._cache.ids, self._cache.metrics = ids, table
         return table
+
+    def metrics_seen_by(self, snap: SnapshotInfo, logged_by: float) -> pa.Table:
+        """Return the rows logged up to `logged_by` (UNIX time) that the store held when
+        `snap` was taken: those `snap` and the snapshots before it stored, sorted by run,
+        step. A later snapshot may store rows logged long before it (W&B answered again
+        after an outage); they are left out, so the answer never changes once `snap`
+        exists."""
+        table = self.load_metrics()
+        later = [s for s in self.snapshots()
+                 if s.taken_at > snap.taken_at and "metrics.parquet" in s.files]
+        # Usually no later snapshot holds a row that old: the whole table, filtered, is
+        # the answer (each file's time range is read once, with its rows).
+        if all((span := self.metrics_range(s)) is None or span[0] > logged_by for s in later):
+            return table.filter(pc.less_equal(table["timestamp"], logged_by))
+        held = [t for s in self.snapshots() if s.taken_at <= snap.taken_at
+                and (t := self.metrics_of(s)) is not None]
+        if not held:
+            return table.slice(0, 0)
+        seen = pa.concat_tables(held, promote_options="default")
+        seen = seen.filter(pc.less_equal(seen["timestamp"], logged_by))
+        return seen.sort_by([("run", "ascending"), ("step", "ascending")])
 
     def stored_keys(self) -> set[tuple[str, int]]:
         """Return the (run, step) pairs already stored."""

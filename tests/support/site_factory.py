@@ -233,11 +233,13 @@ class Simulated:
     store: Store
 
 
-def simulated_chronicle(root: Path, nights: int, start: date = START) -> Simulated:
+def simulated_chronicle(root: Path, nights: int, start: date = START,
+                        planned_days: int | None = None) -> Simulated:
     """Scaffold a simulated chronicle (the demo's watchers: prediction, health, risks,
-    claims) in `root` and take `nights` real snapshots (03:17 UTC), each sealing a day."""
+    claims) of `planned_days` (default `nights`) in `root` and take `nights` real
+    snapshots (03:17 UTC), each sealing a day."""
     init_chronicle(root, InitOptions(source="simulated", name="Sim", start=start,
-                                     planned_days=nights, watch=DEMO_WATCH))
+                                     planned_days=planned_days or nights, watch=DEMO_WATCH))
     config = load_config(root)
     sim = SimulatedRun(config)
     store = Store(config.docs_dir)
