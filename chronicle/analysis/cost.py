@@ -7,11 +7,12 @@ included: idle accelerators are still paid for); dollars = hours x each configur
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import numpy as np
 
+from chronicle.analysis.run_state import RunState
 from chronicle.config import RunConfig
 from chronicle.models import RESTART_KINDS, FailureRecord
 
@@ -28,8 +29,10 @@ def _sum(days: Sequence[Mapping[str, Any]], *path: str) -> float:
     return total
 
 
-def summarize_cost(days: Sequence[Mapping[str, Any]], config: RunConfig) -> dict[str, Any]:
-    """Return accelerator-hours and dollars to date, per billion tokens, and the projection."""
+def summarize_cost(days: Sequence[Mapping[str, Any]], config: RunConfig,
+                   state: RunState | None = None) -> dict[str, Any]:
+    """Return accelerator-hours and dollars to date, per billion tokens, and the projection
+    (none once the run's `state` says it finished: `finished` says when and why)."""
     count = config.run.accelerators.count
     prices = config.run.prices_usd_per_accelerator_hour
     hours = _sum(days, "accelerator_hours")
@@ -39,8 +42,11 @@ def summarize_cost(days: Sequence[Mapping[str, Any]], config: RunConfig) -> dict
               if d["tokens"].get("day") is not None]
     rate = sum(recent) / len(recent) if recent else None  # tokens per day
     budget = config.run.token_budget
+    finish = state.finish if state is not None else None
     remaining_days = ((budget - tokens) / rate if rate and tokens is not None and tokens < budget
                       else 0.0 if tokens is not None and tokens >= budget else None)
+    if finish is not None:
+        remaining_days = None  # over: nothing to project
     total_hours = hours + remaining_days * 24 * count if remaining_days is not None else None
     last = date.fromisoformat(days[-1]["date"]) if days else None
     end = (last + timedelta(days=1 + remaining_days)).isoformat() if (
@@ -59,6 +65,9 @@ def summarize_cost(days: Sequence[Mapping[str, Any]], config: RunConfig) -> dict
         "projected_usd": {k: total_hours * p for k, p in prices.items()}
         if total_hours is not None else {},
         "through": days[-1]["date"] if days else None,
+        "finished": None if finish is None else {
+            "date": datetime.fromtimestamp(finish.at, tz=UTC).date().isoformat(),
+            "step": finish.step, "by": finish.by, "target": finish.target},
     }
 
 

@@ -171,6 +171,16 @@ class PreviousBrief(TypedDict):
     downtime_seconds: Num
 
 
+class RunStateRecord(TypedDict):
+    """The run's state as of the day's figures (analysis/run_state.py RunState)."""
+
+    state: str  # running, stalled or finished
+    since: str | None  # finished: when; stalled: the last row's time
+    step: int | None  # the last step logged
+    finished_by: str | None  # steps, budget, wandb or config
+    target: float | None  # the steps or the budget the run reached
+
+
 class DaySummary(TypedDict):
     """One day's figures: the sealed day JSON (every number may be None: missing)."""
 
@@ -212,6 +222,9 @@ class DaySummary(TypedDict):
     sequence_length: NotRequired[Annotated[list[int | None], derived(
         "sequence_length_in_effect/1", "config:wandb.config_keys", "config:run.sequence_length",
         scopes=("day", "runs", "config"))]]
+    # Days sealed since the run's state is tracked: it as of the day's figures (after a
+    # finish, no wall-clock, downtime or telemetry check counts).
+    run_state: NotRequired[RunStateRecord]
     # Added when the day is sealed (snapshot/seal.py): prose, verdicts, provenance.
     summary: NotRequired[str]
     prediction: NotRequired[PredictionRecord | None]

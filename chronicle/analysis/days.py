@@ -31,6 +31,7 @@ from chronicle.analysis.day_model import (
     Throughput,
     Tokens,
 )
+from chronicle.analysis.run_state import FINISHED, RunState
 from chronicle.analysis.series import Series, day_bounds, day_of_run
 from chronicle.analysis.threads import thread_updates
 from chronicle.config import RunConfig
@@ -104,16 +105,23 @@ class _Day:
     series: Series
     config: RunConfig
     previous: Mapping[str, Any] | None
+    finished: float | None = None  # when the run finished (epoch s), if it had by `now`
 
     @property
     def values(self) -> dict[str, np.ndarray]:
         return self.rows.values
 
+    @property
+    def until(self) -> float:
+        """The end of the day's wall-clock: the day's end, or the run's finish in it."""
+        return min(self.end, self.finished) if self.finished is not None else self.end
+
     def wall_seconds(self) -> tuple[float | None, float]:
-        """Return (when the run was on within the day, wall-clock seconds since then)."""
+        """Return (when the run was on within the day, wall-clock seconds since then, up
+        to the day's end or the run's finish)."""
         first_ever = float(self.series.timestamp.min()) if len(self.series) else None
         on_from = max(self.start, first_ever) if first_ever is not None else None
-        wall = (self.end - on_from) if on_from is not None and on_from < self.end else 0.0
+        wall = (self.until - on_from) if on_from is not None and on_from < self.until else 0.0
         return on_from, wall
 
 
@@ -230,21 +238,26 @@ def summarize_day(
     backfilled: bool = False,
     changes: RunChanges | None = None,
     as_of: datetime | None = None,
+    state: RunState | None = None,
 ) -> DaySummary:
     """Return the day's figures (the day JSON contract, without the sealing additions).
 
     With `changes`, the day also gets the changes that took effect in it, the sequence
     length(s) in effect and its token dropping per sequence length. `as_of` is the time the
     figures are computed as of (default `sealed_at`): a day sealed late is computed as of
-    the first snapshot taken after it ended, like a timely seal.
+    the first snapshot taken after it ended, like a timely seal. With the run's `state` as
+    of then (analysis/run_state.py), the day records it, and after a finish no time counts
+    as wall-clock or downtime (days sealed before states were recorded have none).
     """
     start, end = day_bounds(day)
+    finished = state.since if state is not None and state.state == FINISHED else None
     d = _Day(day, start, end, (as_of or sealed_at).timestamp(), series.window(start, end),
-             series.window(-np.inf, start), series, config, previous)
+             series.window(-np.inf, start), series, config, previous, finished)
     tokens = _tokens(d)
     on_from, wall = d.wall_seconds()
     gap = config.failures.gap_minutes * 60.0
-    downtime = downtime_in(series.timestamp, on_from, end, gap, d.now) if on_from else None
+    downtime = downtime_in(series.timestamp, on_from, d.until, gap,
+                           min(d.now, d.until)) if on_from else None
     hours = config.run.accelerators.count * wall / 3600.0
     cost, cumulative = _cost(d, hours, downtime)
     day_failures = _day_failures(d, failures)
@@ -274,6 +287,8 @@ def summarize_day(
         "threads_updated": thread_updates(day, threads),
         "previous": _previous_brief(previous),
     }
+    if state is not None:
+        summary["run_state"] = state.to_json()
     if changes is not None:
         _add_changes(summary, d, changes)
     return summary

@@ -35,10 +35,12 @@ class Reading:
 
 def check_day(check: Check, day: date, series: Series, failures: Sequence[FailureRecord],
               config: RunConfig, now: float,
-              prediction: PredictionRecord | None = None) -> CheckResult:
-    """Return one check's verdict for `day`: status, value, threshold, when, reason."""
+              prediction: PredictionRecord | None = None,
+              finished: float | None = None) -> CheckResult:
+    """Return one check's verdict for `day`: status, value, threshold, when, reason.
+    `finished`: when the run finished (epoch s), if it had by `now`."""
     reading = read(check.metric, check.rule, check.window_minutes, day, series, failures,
-                   config, now, prediction)
+                   config, now if finished is None else min(now, finished), prediction)
     if reading.value is None:
         status = "no-data"
     else:
@@ -59,9 +61,11 @@ def check_day(check: Check, day: date, series: Series, failures: Sequence[Failur
 
 
 def check_all(day: date, series: Series, failures: Sequence[FailureRecord], config: RunConfig,
-              now: float, prediction: PredictionRecord | None = None) -> Health:
-    """Return every configured check's verdict for `day` and the day's worst status."""
-    results = [check_day(c, day, series, failures, config, now, prediction)
+              now: float, prediction: PredictionRecord | None = None,
+              finished: float | None = None) -> Health:
+    """Return every configured check's verdict for `day` and the day's worst status.
+    After the run's finish its telemetry is silent by design: nothing to check."""
+    results = [check_day(c, day, series, failures, config, now, prediction, finished)
                for c in config.watch.health]
     counts = {s: sum(1 for r in results if r["status"] == s) for s in STATUSES}
     worst = "fail" if counts["fail"] else "warn" if counts["warn"] else (
@@ -76,6 +80,8 @@ def read(metrics: Sequence[str], rule: Rule, window: float | None, day: date, se
     start, end = day_bounds(day)
     first = metrics[0]
     if first == "telemetry":
+        if now <= start:  # `now` is the run's finish (check_day), before this day
+            return Reading(None, None, "the run had finished")
         return _gap(series, start, min(end, now))
     if first == "prediction":
         return _prediction(rule.stat, prediction)

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 
+from chronicle.analysis.run_state import Finish
 from chronicle.analysis.series import Fork, Series
 from chronicle.config import RunConfig
 from chronicle.models import FailureRecord, iso
@@ -22,8 +23,10 @@ SPIKE_SIGMAS = 6.0
 SPIKE_MIN_HISTORY = 10  # finite points the trailing hour needs before a point can be flagged
 
 
-def detect_failures(series: Series, config: RunConfig, as_of: datetime) -> list[FailureRecord]:
-    """Return the failure records the metrics show as of `as_of`, sorted by start then id."""
+def detect_failures(series: Series, config: RunConfig, as_of: datetime,
+                    finish: Finish | None = None) -> list[FailureRecord]:
+    """Return the failure records the metrics show as of `as_of`, sorted by start then id.
+    After the run's `finish` (analysis/run_state.py) its silence is no gap."""
     # Load inputs.
     if as_of.tzinfo is None:
         raise ValueError(f"naive datetime {as_of!r}: pass an aware UTC as_of")
@@ -34,7 +37,8 @@ def detect_failures(series: Series, config: RunConfig, as_of: datetime) -> list[
 
     # Process.
     records, spans = _fork_records(seen, per_hour, gap_s)
-    records += _gap_records(seen, per_hour, gap_s, now, spans)
+    until = finish.at if finish is not None and finish.at <= now else now
+    records += _gap_records(seen, per_hour, gap_s, until, spans)
     loss = seen.get("loss")
     if loss is not None and len(seen):
         records += _spike_records(seen, loss)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from chronicle.config.checks import (
+    boolean,
     choice,
     day,
     integer,
@@ -119,6 +120,9 @@ class RunSection:
         doc="price scenarios: name -> USD per accelerator-hour")
     sequence_length: int | None = option(integer(1, 2**31 - 1), default=None,
                                          doc="tokens per sequence")
+    finished: bool = option(boolean, default=False,
+                            doc="true once the run has ended, when neither its steps, its "
+                                "token budget nor W&B say so (analysis/run_state.py)")
     phases: dict[str, float] = option(  # name -> start budget fraction
         name_map(number(0, 1, example="0.8"), "{pretraining: 0.0, mid-training: 0.8}"),
         factory=dict, doc="phase name -> fraction of the budget where it starts")

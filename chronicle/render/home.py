@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from chronicle.analysis.day_model import DaySummary
+from chronicle.analysis.run_state import FINISHED, RUNNING, STALLED, RunState
 from chronicle.analysis.series import Series, day_of_run
 from chronicle.config import RunConfig
 from chronicle.models import Archived, FailureRecord, RunRecord
@@ -42,6 +43,7 @@ class HomeInputs:
     runs: Sequence[RunRecord] = ()
     waiting: Sequence[Mapping[str, Any]] = ()  # closed days the newest snapshot left unsealed
     head_sha256: str | None = None  # the newest manifest's sha256: the chain head
+    state: RunState | None = None  # running, stalled or finished (analysis/run_state.py)
 
 
 def _last(series: Series, name: str, before: float = np.inf) -> float | None:
@@ -80,12 +82,20 @@ def progress(i: HomeInputs, now: datetime | None, tokens: float | None) -> dict[
     eta = None
     if reached is None and rate and tokens is not None and now is not None:
         eta = (now + timedelta(days=(budget - tokens) / rate)).strftime("%Y-%m-%d")
-    lineage = [r for r in i.runs if r.id in set(i.series.lineage)] or list(i.runs)
-    finished = None
-    if lineage and lineage[-1].state == "finished" and now is not None:
-        finished = now.date().isoformat()
+    finish = i.state.finish if i.state is not None else None
+    finished = _date(finish.at) if finish is not None else None
+    if finished is not None:
+        eta = None
     return {"progress_pct": pct, "eta": eta, "eta_days": len(window), "eta_rate": rate,
             "reached": reached, "finished": finished}
+
+
+def _date(ts: float) -> str:
+    return datetime.fromtimestamp(ts, tz=UTC).date().isoformat()
+
+
+def _time(ts: float | None) -> datetime | None:
+    return datetime.fromtimestamp(ts, tz=UTC) if ts is not None else None
 
 
 def render_home(i: HomeInputs, out: dict[str, str | bytes], lang: Language) -> str:
@@ -105,6 +115,10 @@ def render_home(i: HomeInputs, out: dict[str, str | bytes], lang: Language) -> s
     mfu = _recent(series, "mfu", day_ago)
     drop = _recent(series, "drop_fraction", day_ago)
     with_goodput = [d for d in days if d["throughput"].get("goodput") is not None]
+    state = i.state or RunState(RUNNING, None, None)
+    # After the finish the run's silence is the end, not an incident (nothing is open).
+    open_failures = [] if state.state == FINISHED else [
+        {"what": failure_text(f, lang), "start": f.start} for f in i.failures if f.end is None]
     return render(
         "home.md.j2", lang, title=i.config.site.title, run_name=i.config.run.name,
         stale=list(i.stale), waiting=list(i.waiting), head_sha256=i.head_sha256,
@@ -121,8 +135,9 @@ def render_home(i: HomeInputs, out: dict[str, str | bytes], lang: Language) -> s
         goodput_day=with_goodput[-1]["date"] if with_goodput else None,
         drop_p50=float(np.median(drop)) if drop.size else None,
         drop_max=float(drop.max()) if drop.size else None,
-        open_failures=[{"what": failure_text(f, lang), "start": f.start}
-                       for f in i.failures if f.end is None],
+        open_failures=open_failures, run_state=state.state,
+        stalled_since=_time(state.since) if state.state == STALLED else None,
+        last_step=state.step,
         data_as_of=as_of, snapshot=i.latest.id if i.latest else None,
         snapshot_at=i.latest.taken_at if i.latest else None,
         recent=[(d, day_title(d, lang), one_line(d, lang)) for d in reversed(days[-7:])])

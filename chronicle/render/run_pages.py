@@ -20,6 +20,7 @@ from chronicle.analysis.context_length import drop_by_length, lengths
 from chronicle.analysis.cost import summarize_cost, summarize_throughput
 from chronicle.analysis.health import STATUSES
 from chronicle.analysis.prediction import eval_points, predict
+from chronicle.analysis.run_state import RunState
 from chronicle.analysis.series import Series
 from chronicle.analysis.verdicts import watch_history
 from chronicle.config import RunConfig
@@ -291,13 +292,15 @@ def run_pages(config: RunConfig, series: Series, failures: Sequence[FailureRecor
               days: Sequence[Mapping[str, Any]], runs: Sequence[RunRecord],
               artifacts: tuple[Artifact, Artifact], snapshot: str | None,
               lang: Language, known: RunChanges | None = None,
-              history: Sequence[Mapping[str, Any]] | None = None) -> dict[str, str | bytes]:
+              history: Sequence[Mapping[str, Any]] | None = None,
+              state: RunState | None = None) -> dict[str, str | bytes]:
     """Return the prediction, health, risks, throughput, cost and claims pages and charts.
 
     `artifacts` names (path, sha256) of chronicle.yml and the newest manifest: the claims
     cite them as the evidence a configured figure was read from. `known` are the run's
     changes (risks watched from a change, dropping by sequence length); `history` is the
-    watchers' verdicts per sealed day (recomputed when not given).
+    watchers' verdicts per sealed day (recomputed when not given); `state` the run's state
+    as of the newest snapshot (a finished run has no projection).
     """
     # Load inputs.
     known = known or RunChanges()
@@ -311,7 +314,7 @@ def run_pages(config: RunConfig, series: Series, failures: Sequence[FailureRecor
     out["risks.md"] = _risks_page(config, days, history, out, lang)
     out["throughput.md"] = _throughput_page(config, series, days, failures, runs, out, known,
                                             lang)
-    cost = summarize_cost(days, config)
+    cost = summarize_cost(days, config, state)
     out["cost.md"] = render("cost.md.j2", lang, cost=cost, prices=sorted(
         config.run.prices_usd_per_accelerator_hour.items()), budget=config.run.token_budget)
     figs = figures(config, cost, days, *artifacts)

@@ -21,6 +21,7 @@ import numpy as np
 from chronicle.analysis.changes import ChangeInputs, RunChanges, run_changes
 from chronicle.analysis.day_model import DaySummary
 from chronicle.analysis.mixture import weight_prefix
+from chronicle.analysis.run_state import RunState, run_finish, run_state
 from chronicle.analysis.series import Series, build_series, day_bounds
 from chronicle.analysis.verdicts import watch_history
 from chronicle.clean import scrub_urls
@@ -68,6 +69,13 @@ class BuildInputs:
             return compute()
         history: list[dict[str, Any]] = self.caches.verdicts.value(verdicts_key(self), compute)
         return history
+
+    @cached_property
+    def state(self) -> RunState:
+        """The run's state as of the newest snapshot: running, stalled or finished."""
+        latest = self.latest
+        return run_state(self.series, run_finish(self.series, self.runs, self.config),
+                         self.config, latest.taken_at if latest else None)
 
     @property
     def latest(self) -> SnapshotInfo | None:

@@ -44,7 +44,8 @@ def _home(i: BuildInputs, lang: Language) -> Files:
     out: Files = {}
     out["index.md"] = render_home(HomeInputs(
         i.config, i.days, i.series, i.failures, i.stale, i.latest, i.history, i.runs,
-        waiting=i.waiting, head_sha256=i.latest.manifest_sha256 if i.latest else None), out,
+        waiting=i.waiting, head_sha256=i.latest.manifest_sha256 if i.latest else None,
+        state=i.state), out,
         lang)
     return out
 
@@ -53,7 +54,7 @@ def _run_pages(i: BuildInputs, lang: Language) -> Files:
     latest = i.latest
     return run_pages(i.config, i.series, i.failures, i.days, i.runs,
                      (i.config_artifact(), i.manifest_artifact()),
-                     latest.id if latest else None, lang, i.changes, i.history)
+                     latest.id if latest else None, lang, i.changes, i.history, i.state)
 
 
 def _changes(i: BuildInputs, lang: Language) -> Files:

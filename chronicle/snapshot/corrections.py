@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from chronicle.analysis.corrections import find_corrections, late_days
 from chronicle.analysis.days import summarize_day
+from chronicle.analysis.run_state import recorded_state
 from chronicle.analysis.series import Series
 from chronicle.config import RunConfig
 from chronicle.models import FailureRecord, Thread
@@ -43,6 +44,6 @@ def snapshot_corrections(
         if before is None:
             continue
         now = summarize_day(day, series, failures, history, config, before.get("sealed_by", sid),
-                            as_of)
+                            as_of, state=recorded_state(before.get("run_state")))
         out += find_corrections(day, before, now, earlier, touched[day], sid, as_of)
     return out

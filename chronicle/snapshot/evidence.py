@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from chronicle.analysis.incidents import detect_failures
+from chronicle.analysis.run_state import Finish
 from chronicle.analysis.series import Series, build_series
 from chronicle.config import RunConfig
 from chronicle.models import FailureRecord, RunRecord, Thread
@@ -27,11 +28,13 @@ TimedThreads = Mapping[int, Sequence[tuple[datetime, Thread]]]
 
 @dataclass(frozen=True)
 class Evidence:
-    """The stitched series, failure records and thread states of one as-of time."""
+    """The stitched series, failure records and thread states of one as-of time, and
+    the run's finish if it had finished by then."""
 
     series: Series
     failures: list[FailureRecord]
     threads: dict[int, list[Thread]]
+    finish: Finish | None = None
 
 
 def threads_as_of(timed: TimedThreads, when: datetime) -> dict[int, list[Thread]]:
@@ -68,6 +71,8 @@ class EvidenceAt:
         self.config, self.table, self.runs, self.timed = config, table, runs, timed
         self.extra = extra  # hand-written and source-given records (not time-bounded)
         self._cache: dict[datetime, Evidence] = {own[0]: own[1]}
+        # The finish the newest rows show: the run had finished by `when` if it was then.
+        self.finish = own[1].finish
 
     def __call__(self, when: datetime) -> Evidence:
         if when not in self._cache:
@@ -75,7 +80,8 @@ class EvidenceAt:
             series = build_series(table, self.runs, self.config)
             threads = threads_as_of(self.timed, when)
             latest = [states[-1] for states in threads.values()]
-            failures = merge_failures(detect_failures(series, self.config, when),
+            finish = self.finish if self.finish and self.finish.at <= when.timestamp() else None
+            failures = merge_failures(detect_failures(series, self.config, when, finish),
                                       failures_from_threads(latest, self.config), self.extra())
-            self._cache[when] = Evidence(series, failures, threads)
+            self._cache[when] = Evidence(series, failures, threads, finish)
         return self._cache[when]

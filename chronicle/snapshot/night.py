@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from chronicle.analysis.changes import RunChanges
 from chronicle.analysis.incidents import detect_failures
+from chronicle.analysis.run_state import run_finish
 from chronicle.analysis.series import Series, build_series
 from chronicle.config import RunConfig
 from chronicle.models import (
@@ -50,6 +51,9 @@ class Tonight:
     statuses: tuple[SourceStatus, ...]
     given: list[FailureRecord]  # hand-written (failures.yml) and source-given records
     stored: SnapshotInfo | None = None  # replayed: the snapshot as stored (its files' sha256s)
+    # Whether the run's state (analysis/run_state.py) is tracked: False only to replay a
+    # snapshot taken before it was, whose days were sealed without it.
+    states: bool = True
 
 
 @dataclass(frozen=True)
@@ -77,11 +81,12 @@ def prepare_night(config: RunConfig, store: Store, tonight: Tonight) -> Night:
 
     # Process.
     series = build_series(table, runs, config)
+    finish = run_finish(series, runs, config) if tonight.states else None
     timed = timed_threads(store, tonight.threads, tonight.as_of)
     history = {n: [t for _, t in states] for n, states in timed.items()}
     latest_threads = [states[-1] for states in history.values() if states]
     failures = merge_failures(
-        detect_failures(series, config, tonight.as_of),
+        detect_failures(series, config, tonight.as_of, finish),
         failures_from_threads(latest_threads, config),
         tonight.given,
     )
@@ -97,7 +102,7 @@ def prepare_night(config: RunConfig, store: Store, tonight: Tonight) -> Night:
                       float(series.timestamp.min()) if len(series) else None)
     given = list(tonight.given)
     evidence = EvidenceAt(config, table, runs, timed, lambda: list(given),
-                          (tonight.as_of, Evidence(series, failures, history)))
+                          (tonight.as_of, Evidence(series, failures, history, finish)))
     return Night(tonight, series, history, failures, corrections, context, changes, plan,
                  evidence)
 

@@ -33,7 +33,9 @@ METHOD_PREFIX = "chronicle.days."
 # version is bumped.
 # /2: a detected failure records its facts (`detail`), from which every language says it.
 # /3: charts are Altair charts: their specs are Altair's, data in named datasets.
-DAY_PAGE = "chronicle.day_page/3"
+# /4: the day JSON records the run's state (`run_state`); after a finish no wall-clock,
+#     downtime or telemetry check counts, and the finish's silence is no open gap.
+DAY_PAGE = "chronicle.day_page/4"
 
 
 @dataclass(frozen=True)

@@ -111,10 +111,14 @@ def _stored_tonight(store: Store, snap: SnapshotInfo) -> Tonight:
     statuses = sorted(snap.sources.values(), key=lambda s: (
         FETCH_ORDER.index(s.name) if s.name in FETCH_ORDER else len(FETCH_ORDER), s.name))
     given = [f for f in store.failures_of(snap) if f.source not in DERIVED_SOURCES]
+    # A snapshot taken before the run's state was tracked is replayed without it: its
+    # days were sealed (and its open gaps recorded) as if no run ever finished.
+    sealed = [store.sealed_day(date.fromisoformat(day)) or {} for day in snap.sealed]
+    states = not sealed or any("run_state" in day for day in sealed)
     return Tonight(snap.id, snap.taken_at, table,
                    table if table is not None and table.num_rows else None,
                    store.runs_of(snap), store.threads_of(snap), store.pulls_of(snap),
-                   tuple(statuses), given, stored=snap)
+                   tuple(statuses), given, stored=snap, states=states)
 
 
 def _compare_corrections(snap: SnapshotInfo, night: Night, report: RecomputeReport) -> None:
@@ -153,7 +157,7 @@ def _recompute_snapshot(config: RunConfig, store: Store, view: Store, snap: Snap
         config, view, snap.taken_at, snap.id, tuple(days), night.evidence,
         bool(snap.manifest.get("backfilled", False)), context=night.context,
         corrections=tuple(view.pending_corrections() + night.corrections),
-        changes=night.changes, draw=_sealed_drawings(store)))
+        changes=night.changes, draw=_sealed_drawings(store), states=night.tonight.states))
     for d in days:
         day = d.day.isoformat()
         report.days += 1

@@ -15,6 +15,7 @@ from typing import Any
 from chronicle.analysis.changes import RunChanges
 from chronicle.analysis.day_model import DaySummary
 from chronicle.analysis.days import summarize_day
+from chronicle.analysis.run_state import run_state
 from chronicle.analysis.verdicts import day1_sha256, watch_day
 from chronicle.config import RunConfig
 from chronicle.render.day import render_day_files
@@ -50,6 +51,7 @@ class SealInputs:
     # Who draws a day's charts: None = the render workers (render/svg.py); `verify
     # --recompute` hands in the sealed drawings instead (it compares specs, draws nothing).
     draw: Draw | None = None
+    states: bool = True  # record the run's state (False: replaying days sealed without it)
 
 
 def seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
@@ -76,10 +78,12 @@ def _seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
                  else start_statics(charts, FEED_IMAGES).result)
         if previous is None or previous["date"] != (day - timedelta(days=1)).isoformat():
             previous = store.sealed_day(day - timedelta(days=1))
+        state = (run_state(seen.series, seen.finish, config, plan.figures_as_of)
+                 if inputs.states else None)
         summary = summarize_day(
             day, seen.series, seen.failures, seen.threads, config, inputs.snapshot,
             inputs.as_of, previous=previous, backfilled=inputs.backfilled,
-            changes=inputs.changes, as_of=plan.figures_as_of)
+            changes=inputs.changes, as_of=plan.figures_as_of, state=state)
         if day1 is None and day != config.run.start:
             day1 = store.sealed_day(config.run.start)
         summary["summary"] = write_summary(summary, ENGLISH)
@@ -87,7 +91,8 @@ def _seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
             _mark_missing(summary, plan, config)
         verdicts = watch_day(day, summary["tokens"]["budget_fraction"], seen.series,
                              seen.failures, config, plan.figures_as_of, previous,
-                             day1_sha256(day, config, day1), changes)
+                             day1_sha256(day, config, day1), changes,
+                             state.since if state is not None and state.finish else None)
         summary["prediction"] = verdicts["prediction"]
         summary["health"] = verdicts["health"]
         summary["risks"] = verdicts["risks"]
