@@ -65,6 +65,21 @@ def test_same_seed_same_payloads_other_seed_differs() -> None:
     assert payloads(SimulatedRun(make_config(8))) != payloads(a)
 
 
+def test_gaps_in_telemetry_are_those_of_a_real_run(sim: SimulatedRun) -> None:
+    # The hero run's history (tests/fixtures: its first 10.5 days) had 3-16 gaps longer
+    # than 10 minutes a day in its first five days, then two in six days. A simulated run
+    # with a gap every day made every day's health orange.
+    rows = [r for rs in all_rows(sim, sim.end + timedelta(hours=1)).values() for r in rs]
+    ts = np.sort(np.array([r["_timestamp"] for r in rows]))
+    start = datetime(2026, 8, 20, tzinfo=UTC).timestamp()
+    gap_days = (ts[:-1][np.diff(ts) > 600] - start) // 86400
+    early = gap_days[gap_days < 5]
+    later = np.unique(gap_days[gap_days >= 5])
+    assert early.size >= 10  # a rough start
+    days = int((ts[-1] - start) // 86400) - 5
+    assert later.size <= days * 0.4, (later.size, days)  # most later days without one
+
+
 def test_history_volume_and_step_time(sim: SimulatedRun) -> None:
     after = sim.end + timedelta(hours=1)
     rows = [r for rs in all_rows(sim, after).values() for r in rs
@@ -72,7 +87,9 @@ def test_history_volume_and_step_time(sim: SimulatedRun) -> None:
     # ~80 days at ~19 s/step, one row per 10 steps, then ~18 days of 16K-token steps
     # 5.1x as long, minus downtime: ~32-40k rows.
     assert 30_000 <= len(rows) <= 42_000
-    assert sim.end - datetime(2026, 8, 20, 2, 14, tzinfo=UTC) > timedelta(days=95)
+    # ~91 days of steps and a few of downtime: it ends before its 100 planned days.
+    assert timedelta(days=91) < sim.end - datetime(2026, 8, 20, 2, 14, tzinfo=UTC) \
+        < timedelta(days=97)
     step = np.array([r["_step"] for r in rows])
     ts = np.array([r["_timestamp"] for r in rows])
     per_step = np.diff(ts) / np.diff(step)
@@ -255,7 +272,7 @@ def test_incident_issues_follow_outages(sim: SimulatedRun) -> None:
         assert comments and all(c["user"]["login"] for c in comments)
     status = next(c for i, c in issues if i["number"] == 8506)
     authors = {c["user"]["login"] for c in status if not c["user"]["login"].endswith("[bot]")}
-    assert 2 <= len(authors) <= 3 and len(status) > 80  # a comment most days
+    assert 2 <= len(authors) <= 3 and len(status) >= 75  # a comment most of its ~92 days
 
 
 def test_bot_comment_is_edited_in_place(sim: SimulatedRun) -> None:

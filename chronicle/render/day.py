@@ -116,6 +116,9 @@ def one_line(day: DaySummary, lang: Language) -> str:
         parts.append(lang.plural(len(day["failures"]), "failure"))
     if day.get("restarts"):
         parts.append(lang.plural(day["restarts"], "restart"))
+    state = day.get("run_state")
+    if not parts and state is not None and state["state"] == "finished":
+        return _("the run had finished")
     return " · ".join(parts) if parts else _("no metrics logged")
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from chronicle.analysis.day_model import DaySummary
+from chronicle.analysis.day_model import DaySummary, RunStateRecord
 from chronicle.render.formats import fmt_count, fmt_num, fmt_pct, fmt_plain, fmt_signed
 from chronicle.render.i18n import Language
 from chronicle.render.record_text import correction_reason, inference_text
@@ -25,7 +25,12 @@ def write_summary(d: DaySummary, lang: Language) -> str:
     _, ngettext, fmt_si = lang.gettext, lang.ngettext, lang.si
     parts = [_("Day {day} of {planned}.").format(day=d["day"], planned=d["planned_days"])]
     t = d["tokens"]
-    if d["data"]["rows"] == 0:
+    ended = _ended_before(d)
+    if ended is not None:
+        parts.append(_("The run had finished on {date} at step {step}: nothing ran this "
+                       "day.").format(date=lang.date(ended["since"]),
+                                      step=fmt_count(ended["step"])))
+    elif d["data"]["rows"] == 0:
         parts.append(_("No metrics were logged this day."))
     if t["day"] is not None:
         frac = _(", {share} of the {budget} budget").format(
@@ -55,6 +60,7 @@ def write_summary(d: DaySummary, lang: Language) -> str:
         parts.append(_("{restarts}, {duration} without telemetry.").format(
             restarts=lang.plural(d["restarts"], "restart"),
             duration=lang.duration(d["downtime_seconds"] or 0)))
+    parts += _state(d, lang) if ended is None else []
     n_fail, n_thr = len(d["failures"]), len(d["threads_updated"])
     if n_fail or n_thr:
         parts.append(_("{failures}; {threads} updated.").format(
@@ -62,6 +68,34 @@ def write_summary(d: DaySummary, lang: Language) -> str:
             threads=lang.plural(n_thr, "issue thread")))
     # Chinese sentences follow each other without a space.
     return lang.sep.join(parts)
+
+
+def _ended_before(d: DaySummary) -> RunStateRecord | None:
+    """Return the day's run state if the run had finished before the day began."""
+    state = d.get("run_state")
+    if state is None or state["state"] != "finished" or not state["since"]:
+        return None
+    return state if state["since"][:10] < d["date"] else None
+
+
+def _state(d: DaySummary, lang: Language) -> list[str]:
+    """Say that the run finished this day, or had stalled by the day's figures."""
+    _ = lang.gettext
+    state = d.get("run_state")
+    if state is None or not state["since"]:
+        return []
+    if state["state"] == "finished" and state["since"][:10] == d["date"]:
+        reason = {"steps": _("its configured number of steps"),
+                  "budget": _("its token budget"),
+                  "wandb": _("W&B marks its last run finished"),
+                  "config": _("chronicle.yml says so")}.get(str(state["finished_by"]), "")
+        return [_("The run finished at {time}, step {step} ({reason}).").format(
+            time=lang.time(state["since"]), step=fmt_count(state["step"]), reason=reason)]
+    if state["state"] == "stalled":
+        return [_("By the day's figures the run had stalled: no metrics since {time} "
+                  "(step {step}).").format(time=lang.time(state["since"]),
+                                           step=fmt_count(state["step"]))]
+    return []
 
 
 def _throughput(d: DaySummary, lang: Language) -> list[str]:

@@ -35,7 +35,9 @@ METHOD_PREFIX = "chronicle.days."
 # /3: charts are Altair charts: their specs are Altair's, data in named datasets.
 # /4: the day JSON records the run's state (`run_state`); after a finish no wall-clock,
 #     downtime or telemetry check counts, and the finish's silence is no open gap.
-DAY_PAGE = "chronicle.day_page/4"
+# /5: the summary says that the run finished that day, had finished before it, or had
+#     stalled by the day's figures (and the digest of a day after the finish says so).
+DAY_PAGE = "chronicle.day_page/5"
 
 
 @dataclass(frozen=True)
