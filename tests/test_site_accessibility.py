@@ -33,9 +33,9 @@ pytestmark = [
 ]
 DAYS = 12
 PAGES = ("index.html", "days/2026-08-27.html", "health.html", "prediction.html", "risks.html",
-         "throughput.html", "threads/1.html",
+         "throughput.html", "threads/1.html", "failures.html",
          # the Chinese edition: its own templates' strings, CJK line breaking in tables
-         "zh/index.html", "zh/days/2026-08-27.html", "zh/health.html")
+         "zh/index.html", "zh/days/2026-08-27.html", "zh/health.html", "zh/failures.html")
 
 
 @pytest.fixture(scope="module")

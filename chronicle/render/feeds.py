@@ -21,6 +21,7 @@ from feedgen.feed import FeedGenerator
 from chronicle.analysis.day_model import DaySummary
 from chronicle.clean import clean_text
 from chronicle.models import FailureRecord, iso, parse_time
+from chronicle.render.archive_pages import failure_anchor
 from chronicle.render.day import key_figures
 from chronicle.render.i18n import Language
 from chronicle.render.prose import describe_correction, write_summary
@@ -46,7 +47,8 @@ class Item:
 
 def failure_items(failures: Sequence[FailureRecord], first_seen: Mapping[str, datetime],
                   site_url: str, lang: Language) -> list[Item]:
-    """Return one item per failure record, dated when a snapshot first recorded it."""
+    """Return one item per failure record, dated when a snapshot first recorded it, its GUID
+    and link the record's anchor on the Failures page."""
     _ = lang.gettext
     out = []
     for f in failures:
@@ -61,9 +63,10 @@ def failure_items(failures: Sequence[FailureRecord], first_seen: Mapping[str, da
             "Kind: {kind}. Start {start}, end {end}. Accelerator-hours lost: {hours}.").format(
                 kind=lang.term(f.kind, "failure kind"), start=lang.time(f.start), end=end,
                 hours=hours)) + "</p>" + (f"<ul>{evidence}</ul>" if evidence else ""))
-        out.append(Item(f"{site_url}failures.html#failure:{f.id}", when,
-                        _("Failure {id}: {what}").format(id=f.id, what=what),
-                        f"{site_url}failures.html", html))
+        # The record's anchor on the Failures page: its GUID (stable) and its link.
+        page = f"{site_url}failures.html#{failure_anchor(f.id)}"
+        out.append(Item(page, when, _("Failure {id}: {what}").format(id=f.id, what=what), page,
+                        html))
     return sorted(out, key=lambda i: (i.published, i.guid))
 
 
