@@ -9,8 +9,10 @@ ships, offline.
 
 from __future__ import annotations
 
+import html
 import importlib.resources
 import json
+import re
 from datetime import date
 from functools import cache
 from pathlib import Path
@@ -163,3 +165,49 @@ def test_the_same_inputs_give_the_same_spec_bytes() -> None:
     first = build()
     residual_chart([(0.1, 0.0)], [], title="t", description="d", lang=ENGLISH)
     assert build() == first
+
+
+def _said(markdown: str) -> str:
+    """Markdown's text as a reader reads it: escapes and emphasis dropped, lines joined."""
+    text = re.sub(r"\\([\\`*_{}\[\]()#+\-.!|<>~])", r"\1", markdown)
+    return re.sub(r"\s+", " ", text.replace("**", ""))
+
+
+def test_each_signal_says_one_verdict_on_its_card_page_and_feed_item(chronicle: Path) -> None:
+    # With every watcher configured (prediction, risks, the dropping alert), the home
+    # card, the signal's own page and the newest day's feed item say the verdict of
+    # api/signals.json word for word, in each language.
+    from chronicle.site.daily_feed import item_html
+
+    config = load_config(chronicle)
+    inputs = load_inputs(config)
+    for lang in (ENGLISH, ZH):
+        built = site_files(inputs, lang, bundle=False)
+        data = json.loads(built["api/signals.json"])
+        assert data["prediction"]["residual"] is not None and data["risks"]["points"]
+        newest = list(item_html(inputs, lang).values())[-1]
+        item = _said(html.unescape(re.sub(r"<[^>]+>", " ", newest)))
+        for name, page in (("prediction", "prediction.md"), ("dropping", "throughput.md"),
+                           ("risks", "risks.md")):
+            verdict = data[name]["verdict"]
+            assert verdict in _said(str(built["index.md"])), (lang.code, name)
+            assert verdict in _said(str(built[page])), (lang.code, name)
+            assert verdict in item, (lang.code, name)
+        for point in data["risks"]["points"]:
+            assert point["verdict"] in _said(str(built["risks.md"])), point
+
+
+def test_the_verdicts_of_sealed_days_are_read_not_computed_again(chronicle: Path) -> None:
+    # A build shows each day's prediction, health and risks as its JSON sealed them: a
+    # later chronicle.yml (here: no watcher at all) changes no sealed day's verdict.
+    from dataclasses import replace
+
+    inputs = load_inputs(load_config(chronicle))
+    sealed = [{k: d.get(k) for k in ("prediction", "health", "risks")} for d in inputs.days]
+    assert [{k: h[k] for k in ("prediction", "health", "risks")} for h in inputs.history] \
+        == sealed
+    bare = replace(inputs.config, watch=replace(inputs.config.watch, health=(), risks=(),
+                                                prediction=None))
+    again = replace(inputs, config=bare)
+    assert [{k: h[k] for k in ("prediction", "health", "risks")} for h in again.history] \
+        == sealed

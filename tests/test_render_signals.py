@@ -4,13 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from chronicle.render.i18n import ENGLISH
+from chronicle.analysis.signals import (
+    BASELINE_LAST_DAY,
+    BASELINE_RISK,
+    dropping_facts,
+    signals,
+)
+from chronicle.render.i18n import ENGLISH, language
 from chronicle.render.signals import (
     drop_rows,
     dropping_verdict,
     prediction_verdict,
     risk_rows,
     risks_verdict,
+    signals_json,
 )
 
 
@@ -38,24 +45,66 @@ def test_dropping_per_phase_until_sequence_lengths_are_recorded() -> None:
     days = [_day("2026-08-20", 0.01, 0.004), _day("2026-08-21", 0.02, 0.005)]
     rows, kind = drop_rows(days, ENGLISH)
     assert kind == "phase" and [r["regime"] for r in rows] == ["pretraining"] * 2
-    assert dropping_verdict(rows, kind, 0.07, ENGLISH) == (
-        "Token dropping: 0.50% p50 on 2026-08-21, one "
-                                                   "phase so far (pretraining); below the alert "
-                                                   "line at 7.0%.")
+    assert dropping_verdict(dropping_facts(days), ENGLISH) == (
+        "Token dropping: 0.50% p50 on 2026-08-21, one phase so far (pretraining).")
+    # With the day's alert check, the sentence says what the check said.
+    checked = [*days[:1], {**days[1], "health": _health("pass", 0.006)}]
+    assert dropping_verdict(dropping_facts(checked), ENGLISH).endswith(
+        "; below the alert line at 7.0% in every 60 minutes (worst 0.60%).")
 
 
-def test_dropping_rebound_after_a_context_extension() -> None:
-    days = [_day("2026-11-01", 0.79, 0.03, by_length={"4096": {"p50": 0.03, "rows": 10}}),
-            _day("2026-11-02", 0.80, 0.03, by_length={"4096": {"p50": 0.03, "rows": 5},
-                                                       "16384": {"p50": 0.09, "rows": 5}}),
-            _day("2026-11-03", 0.81, 0.09, by_length={"16384": {"p50": 0.12, "rows": 10}})]
-    rows, kind = drop_rows(days, ENGLISH)
+def _health(status: str, value: float) -> dict[str, Any]:
+    return {"checks": [{"id": "drop_fraction", "metric": ["drop_fraction"], "status": status,
+                        "value": value, "threshold": 0.07, "rule": "p50 > 0.07",
+                        "window_minutes": 60}]}
+
+
+CONTEXT_DAYS = [
+    _day("2026-11-01", 0.79, 0.03, by_length={"4096": {"p50": 0.03, "rows": 10}}),
+    _day("2026-11-02", 0.80, 0.03, by_length={"4096": {"p50": 0.028, "rows": 5},
+                                               "16384": {"p50": 0.09, "rows": 5}}),
+    {**_day("2026-11-03", 0.81, 0.066, by_length={"16384": {"p50": 0.066, "rows": 10}}),
+     "health": _health("warn", 0.071)},
+]
+
+
+def test_dropping_rebound_after_a_context_extension_has_one_baseline() -> None:
+    rows, kind = drop_rows(CONTEXT_DAYS, ENGLISH)
     assert kind == "sequence length"
     assert {r["regime"] for r in rows} == {"4,096 tokens", "16,384 tokens"}
-    text = dropping_verdict(rows, kind, 0.07, ENGLISH)
-    assert text.startswith("Token dropping at 16,384 tokens: 12.00% p50 on 2026-11-03, against "
-                           "3.00% at 4,096 tokens (×4.0)")
-    assert text.endswith("above the alert line at 7.0%.")
+    facts = dropping_facts(CONTEXT_DAYS)
+    assert (facts["sequence_length"], facts["baseline_sequence_length"]) == (16384, 4096)
+    assert facts["baseline_p50"] == 0.028 and facts["baseline"] == BASELINE_LAST_DAY
+    text = dropping_verdict(facts, ENGLISH)
+    assert text.startswith("Token dropping at 16,384 tokens: 6.60% p50 on 2026-11-03, against "
+                           "2.80% at 4,096 tokens (its p50 on 2026-11-02, the last day of it): "
+                           "×2.4")
+    # The day's p50 is under the line, but its alert check warned: the sentence says so.
+    assert text.endswith("; its alert check fired: 7.10% in its worst 60 minutes, above the "
+                         "line at 7.0%.")
+    assert "below" not in text
+
+
+def test_a_rebound_risk_point_gives_dropping_its_baseline() -> None:
+    risk = {"id": "drop-rebound", "title": "Rebound", "after": "sequence_length",
+            "metric": ["moe/drop_fraction"], "baseline": 0.027, "status": "triggered",
+            "watch": [0.8, 1.0], "since": "2026-11-02",
+            "evidence": {"date": "2026-11-02", "value": 2.55, "threshold": 2.0}}
+    days = [*CONTEXT_DAYS[:2], {**CONTEXT_DAYS[2], "risks": [risk]}]
+    facts = dropping_facts(days)
+    assert facts["baseline_p50"] == 0.027 and facts["baseline"] == BASELINE_RISK
+    assert facts["ratio"] == 0.066 / 0.027
+    assert "against 2.70% at 4,096 tokens (its p50 over the 24 h before the change): ×2.4" \
+        in dropping_verdict(facts, ENGLISH)
+    # The same figures and sentence in api/signals.json, in each language.
+    for lang in (ENGLISH, language("zh")):
+        data = signals_json(signals(days), [risk], lang)
+        assert data["dropping"]["verdict"] == dropping_verdict(facts, lang)
+        assert data["dropping"]["baseline_p50"] == 0.027
+        assert data["risks"]["first_fired"] == {"id": "drop-rebound", "date": "2026-11-02"}
+        point = data["risks"]["points"][0]
+        assert (point["value"], point["threshold"]) == (2.55, 2.0)
+    assert data["risks"]["points"][0]["verdict"] == "于 2026年11月2日触发：2.550，阈值 2.0"
 
 
 def _risk(rid: str, status: str, evidence: str | None = None) -> dict[str, Any]:

@@ -128,7 +128,9 @@ def test_chinese_headings_keep_their_words_as_anchors(built: tuple[Built, Path])
 def test_published_data_and_the_api_exist_once_at_the_root(built: tuple[Built, Path]) -> None:
     _, site = built
     zh = site / "zh"
-    assert not (zh / "data").exists() and not (zh / "api").exists()
+    assert not (zh / "data").exists()
+    # Of the API, only the signals are the edition's own: their verdicts are sentences.
+    assert sorted(p.name for p in (zh / "api").iterdir()) == ["signals.json"]
     assert not (zh / "assets" / "javascripts" / "vega-bundle.js").exists()
     assert not list((zh / "days").glob("*.json")) and not list((zh / "days").glob("*.md"))
     # A Chinese chart is drawn by the same builder from the same data as the sealed one:
@@ -366,3 +368,41 @@ def test_chinese_feed_items_carry_the_png_of_their_own_chart(built: tuple[Built,
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", png
         alt = re.search(r'alt="([^"]+)"', body)
         assert alt and re.search(r"[\u4e00-\u9fff]", alt[1]), alt
+
+
+def _text(path: Path) -> str:
+    """The words of a page as a reader sees them (tags dropped, whitespace collapsed)."""
+    body = re.sub(r"<(script|style)\b.*?</\1>", " ", path.read_text(encoding="utf-8"), flags=re.S)
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", body)))
+
+
+def test_each_signal_says_its_one_verdict_everywhere(built: tuple[Built, Path]) -> None:
+    # api/signals.json holds each signal's figures and verdict; the home card, the
+    # signal's own page and the newest day's feed item say that verdict word for word,
+    # in each language.
+    _, site = built
+    for base, feed in ((site, "feed_rss_created.xml"), (site / "zh", "feed_rss_created.xml")):
+        data = json.loads((base / "api" / "signals.json").read_text(encoding="utf-8"))
+        assert data["as_of"] == DATES[-1] and data["language"] == ("zh" if base != site else "en")
+        assert {"sequence_length", "p50", "baseline_p50", "baseline", "ratio", "alert"} <= set(
+            data["dropping"])
+        assert {"fraction", "actual", "predicted", "low", "high", "residual"} <= set(
+            data["prediction"])
+        assert {"first_fired", "points"} <= set(data["risks"])
+        home = _text(base / "index.html")
+        pages = {"prediction": _text(base / "prediction.html"),
+                 "dropping": _text(base / "throughput.html"),
+                 "risks": _text(base / "risks.html")}
+        item = next(e for e in feedparser.parse((base / feed).read_bytes()).entries
+                    if DATES[-1] in e.link)
+        words = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", item.description)))
+        for name in ("prediction", "dropping", "risks"):
+            verdict = data[name]["verdict"]
+            assert verdict and verdict in home, (base, name, verdict)
+            assert verdict in pages[name], (base, name)
+            # (A feed item says the prediction's and the risks' verdicts once they are
+            # configured: tests/test_charts_schema.py's chronicle has them.)
+            if name == "dropping":
+                assert verdict in words, (base, name)
+        for point in data["risks"]["points"]:
+            assert point["verdict"] in pages["risks"], point

@@ -54,11 +54,6 @@ def _last(series: Series, name: str, before: float = np.inf) -> float | None:
     return float(xy[1][idx[-1]]) if idx.size else None
 
 
-def _recent(series: Series, name: str, since: float) -> np.ndarray:
-    xy = series.finite(name)
-    return xy[1][xy[0] >= since] if xy is not None else np.array([])
-
-
 def _reached_on(series: Series, budget: float) -> str | None:
     """Return the UTC date the logged tokens first reached `budget`, if they did."""
     xy = series.finite("total_tokens")
@@ -109,11 +104,9 @@ def render_home(i: HomeInputs, out: dict[str, str | bytes], lang: Language) -> s
     tokens = _last(series, "total_tokens")
     if tokens is None and newest:
         tokens = newest["tokens"]["cumulative"]
-    day_ago = (last_t - 86400.0) if last_t is not None else np.inf
-    loss_last = _last(series, "loss")
-    loss_before = _last(series, "loss", day_ago)
-    mfu = _recent(series, "mfu", day_ago)
-    drop = _recent(series, "drop_fraction", day_ago)
+    # The figures of the table are the newest sealed day's, as its page says them: each
+    # figure is computed once, when the day is sealed (a 24 h window here disagreed).
+    figures = next((d for d in reversed(days) if (d.get("data") or {}).get("rows")), newest)
     with_goodput = [d for d in days if d["throughput"].get("goodput") is not None]
     state = i.state or RunState(RUNNING, None, None)
     # After the finish the run's silence is the end, not an incident (nothing is open).
@@ -127,14 +120,14 @@ def render_home(i: HomeInputs, out: dict[str, str | bytes], lang: Language) -> s
         phase=newest.get("phase") if newest else None, tokens_done=tokens,
         token_budget=i.config.run.token_budget, **progress(i, now, tokens),
         panels=signal_panels(i.config, series, days, i.history, out, lang),
-        loss_last=loss_last,
-        loss_change=(loss_last - loss_before) if loss_last is not None and loss_before is not None
-        else None,
-        mfu_p50=float(np.median(mfu)) if mfu.size else None,
+        figures_day=figures["date"] if figures else None,
+        loss_last=(figures.get("loss") or {}).get("train_last") if figures else None,
+        loss_change=(figures.get("loss") or {}).get("train_change") if figures else None,
+        mfu_p50=(figures.get("throughput") or {}).get("mfu_p50") if figures else None,
         goodput=with_goodput[-1]["throughput"]["goodput"] if with_goodput else None,
         goodput_day=with_goodput[-1]["date"] if with_goodput else None,
-        drop_p50=float(np.median(drop)) if drop.size else None,
-        drop_max=float(drop.max()) if drop.size else None,
+        drop_p50=(figures.get("moe") or {}).get("drop_fraction_p50") if figures else None,
+        drop_max=(figures.get("moe") or {}).get("drop_fraction_max") if figures else None,
         open_failures=open_failures, run_state=state.state,
         stalled_since=_time(state.since) if state.state == STALLED else None,
         last_step=state.step,

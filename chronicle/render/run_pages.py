@@ -22,6 +22,7 @@ from chronicle.analysis.health import STATUSES
 from chronicle.analysis.prediction import eval_points, predict
 from chronicle.analysis.run_state import RunState
 from chronicle.analysis.series import Series
+from chronicle.analysis.signals import dropping_facts, risks_facts
 from chronicle.analysis.verdicts import watch_history
 from chronicle.config import RunConfig
 from chronicle.models import FailureRecord, RunRecord
@@ -44,7 +45,12 @@ from chronicle.render.metrics import (
 from chronicle.render.panels import health_heatmap
 from chronicle.render.prose import residual_line
 from chronicle.render.signal_charts import dropping_signal, prediction_signal, risks_signal
-from chronicle.render.signals import drop_rows, prediction_verdict
+from chronicle.render.signals import (
+    drop_rows,
+    dropping_verdict,
+    prediction_verdict,
+    risk_point_verdict,
+)
 
 Artifact = tuple[str, str | None]  # (path, sha256, None if the file is missing)
 
@@ -55,7 +61,8 @@ def _prediction_page(config: RunConfig, series: Series, history: Sequence[Mappin
     pred = config.watch.prediction
     if pred is None:
         return render("prediction.md.j2", lang, pred=None, embeds=[], rows=[], latest=None,
-                      sha=None, registered=None, line=None, verdict=None)
+                      sha=None, registered=None, line=None,
+                      verdict=prediction_verdict(None, lang, configured=False))
     residual, verdict = prediction_signal(config, series, history, 260, lang)
     pts = eval_points(series, config, pred)
     grid = np.linspace(0.0, 1.0, 201)[1:]
@@ -138,6 +145,8 @@ def _risks_page(config: RunConfig, days: Sequence[Mapping[str, Any]],
                 lang: Language) -> str:
     spec, verdict = risks_signal(config, days, history, None, lang)
     embed = publish(out, "watch/risks", spec, "risks") if config.watch.risks else None
+    # Each point's verdict as api/signals.json says it (analysis/signals.py).
+    points = {p["id"]: p for p in risks_facts(history)["points"]}
     risks = []
     for r in config.watch.risks:
         changes, last = [], None
@@ -148,7 +157,9 @@ def _risks_page(config: RunConfig, days: Sequence[Mapping[str, Any]],
                 last = rec["status"]
         now = next((x for x in history[-1]["risks"] if x["id"] == r.id), None) if history \
             else None
-        risks.append({"risk": r, "now": now, "changes": changes})
+        point = points.get(r.id)
+        risks.append({"risk": r, "now": now, "changes": changes,
+                      "verdict": risk_point_verdict(point, lang) if point else ""})
     return render("risks.md.j2", lang, risks=risks, embed=embed, verdict=verdict)
 
 
@@ -200,6 +211,7 @@ def _throughput_page(config: RunConfig, series: Series, days: Sequence[Mapping[s
                                _("Token dropping by sequence length"), by_length))
     context = [c for c in known.changes if c["kind"] == "sequence_length"]
     return render("throughput.md.j2", lang, th=th, embeds=embeds, experts=experts,
+                  dropping=dropping_verdict(dropping_facts(days), lang),
                   bound=math.log(experts) if experts else None,
                   by_length=drop_rows(days, lang)[1] == "sequence length",
                   drop_table=drop_table, sections=THROUGHPUT_SECTIONS,

@@ -12,6 +12,7 @@ from markupsafe import Markup
 
 from chronicle.analysis.prediction import eval_points, predict
 from chronicle.analysis.series import Series
+from chronicle.analysis.signals import dropping_facts, prediction_facts
 from chronicle.config import RunConfig
 from chronicle.render.embed import publish
 from chronicle.render.formats import fmt_num, fmt_pct
@@ -32,10 +33,6 @@ Out = MutableMapping[str, str | bytes]
 PANEL_WIDTH = 360
 
 
-def _latest(history: Sequence[Mapping[str, Any]], key: str) -> Any:
-    return next((h[key] for h in reversed(history) if h.get(key)), None)
-
-
 RESIDUAL_TITLE = N_("Eval loss − prediction")
 RISKS_TITLE = N_("Risk points")
 
@@ -45,7 +42,7 @@ def prediction_signal(config: RunConfig, series: Series, history: Sequence[Mappi
                       ) -> tuple[dict[str, Any], str]:
     """Return the residual chart and the prediction's verdict, in `lang`."""
     pred = config.watch.prediction
-    latest = _latest(history, "prediction")
+    latest = prediction_facts(history)
     sentence = prediction_verdict(latest, lang, configured=pred is not None)
     return _prediction_chart(config, series, height, title, sentence, lang), sentence
 
@@ -84,7 +81,7 @@ def dropping_signal(config: RunConfig, days: Sequence[Mapping[str, Any]], height
     regime = _(kind)
     title = _("Token dropping per {kind}").format(kind=regime) if title is None else title
     rules = alert_rules(config, "drop_fraction", lang)
-    sentence = dropping_verdict(rows, kind, rules[0][0] if rules else None, lang)
+    sentence = dropping_verdict(dropping_facts(days), lang)
     what = _("Daily median fraction of tokens dropped by the MoE router, per {kind}, against "
              "the fraction of the token budget").format(kind=regime)
     spec = regime_chart(rows, regime, rules, title=title or "",

@@ -7,9 +7,9 @@
    `moe.by_sequence_length`)?
 3. Which risk point fires first?
 
-Verdicts work from day-JSON shaped records (`prediction`, `risks`, `moe`), so the home
-page (verdicts recomputed at build time) and a feed item (verdicts as sealed) say the
-same thing the same way. Sentences stay true at any point of the run, including after it.
+Verdicts say the figures analysis/signals.py reads from the sealed day JSON, so the home
+card, the signal's page, a day's feed item and `api/signals.json` say the same thing the
+same way. Sentences stay true at any point of the run, including after it.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from chronicle.render.formats import fmt_num, fmt_pct
+from chronicle.analysis.signals import BASELINE_RISK, PREDICTION_KEYS, drop_regimes
+from chronicle.render.formats import fmt_count, fmt_num, fmt_pct, fmt_plain
 from chronicle.render.i18n import N_, Language
 
 NO_PREDICTION = N_("No loss prediction is configured for this run.")
@@ -49,56 +50,62 @@ def prediction_verdict(p: Mapping[str, Any] | None, lang: Language,
 
 def drop_rows(days: Sequence[Mapping[str, Any]],
               lang: Language) -> tuple[list[dict[str, Any]], str]:
-    """Return the daily median drop fraction per regime (named in `lang`), and what a
-    regime is (a msgid: "sequence length" or "phase").
-
-    A regime is a sequence length when the days record `moe.by_sequence_length`
-    (`{"4096": {"p50", "max", "rows"}}`), else a phase of the run.
-    """
-    by_length = any((d.get("moe") or {}).get("by_sequence_length") for d in days)
-    rows = []
-    for d in days:
-        f = (d.get("tokens") or {}).get("budget_fraction")
-        moe = d.get("moe") or {}
-        if f is None:
-            continue
-        if by_length:
-            for length, stats in sorted((moe.get("by_sequence_length") or {}).items(),
-                                        key=lambda kv: int(kv[0])):
-                if stats.get("p50") is not None:
-                    rows.append({"f": f, "p50": stats["p50"], "date": d["date"],
-                                 "regime": lang.gettext("{tokens} tokens").format(
-                                     tokens=f"{int(length):,}")})
-        elif moe.get("drop_fraction_p50") is not None:
-            rows.append({"f": f, "p50": moe["drop_fraction_p50"], "date": d["date"],
-                         "regime": d.get("phase") or lang.gettext("no phase")})
-    return rows, N_("sequence length") if by_length else N_("phase")
+    """Return the daily median drop fraction per regime (named in `lang`) for the
+    dropping chart, and what a regime is (a msgid: "sequence length" or "phase"); the
+    regimes are analysis/signals.py's."""
+    kind, regimes = drop_regimes(days)
+    rows = [{"f": r["fraction"], "p50": r["p50"], "date": r["date"],
+             "regime": _regime(r["regime"], kind, lang)} for r in regimes]
+    return rows, N_("sequence length") if kind == "sequence_length" else N_("phase")
 
 
-def dropping_verdict(rows: Sequence[Mapping[str, Any]], kind: str,
-                     alert: float | None, lang: Language) -> str:
-    """Return one sentence: dropping in the latest regime against the one before it."""
+def _regime(value: Any, kind: str, lang: Language) -> str:
+    if kind == "sequence_length":
+        return lang.gettext("{tokens} tokens").format(tokens=fmt_count(value))
+    return str(value) if value else lang.gettext("no phase")
+
+
+def dropping_verdict(f: Mapping[str, Any], lang: Language) -> str:
+    """Return one sentence: dropping in the newest regime against its one baseline
+    (analysis/signals.py `dropping_facts`), and what the day's alert check said."""
     _ = lang.gettext
-    if not rows:
+    if f.get("p50") is None:
         return _("No token dropping has been logged yet.")
-    last = rows[-1]
-    now = _("{share} p50 on {date}").format(share=fmt_pct(last["p50"], 2),
-                                           date=lang.date(last["date"]))
-    before = [r for r in rows if r["regime"] != last["regime"] and r["f"] < last["f"]]
-    if before:
-        prev = before[-1]["regime"]
-        values = sorted(r["p50"] for r in rows if r["regime"] == prev)
-        median = values[len(values) // 2]
-        text = _("Token dropping at {regime}: {now}, against {median} at {previous}").format(
-            regime=last["regime"], now=now, median=fmt_pct(median, 2), previous=prev)
-        if median > 0:
-            text += f" (×{fmt_num(last['p50'] / median, 1)})"
+    kind = f["regime_kind"]
+    base_key = "baseline_sequence_length" if kind == "sequence_length" else "baseline_phase"
+    regime = _regime(f["sequence_length" if kind == "sequence_length" else "phase"], kind, lang)
+    now = _("{share} p50 on {date}").format(share=fmt_pct(f["p50"], 2),
+                                           date=lang.date(f["date"]))
+    if f.get("baseline_p50") is not None:
+        how = (_("its p50 over the 24 h before the change") if f["baseline"] == BASELINE_RISK
+               else _("its p50 on {date}, the last day of it").format(
+                   date=lang.date(f["baseline_date"])))
+        text = _("Token dropping at {regime}: {now}, against {median} at {previous} "
+                 "({how})").format(regime=regime, now=now, median=fmt_pct(f["baseline_p50"], 2),
+                                   previous=_regime(f[base_key], kind, lang), how=how)
+        if f.get("ratio") is not None:
+            text += _(": ×{ratio}").format(ratio=fmt_num(f["ratio"], 1))
     else:
         text = _("Token dropping: {now}, one {kind} so far ({regime})").format(
-            now=now, kind=_(kind), regime=last["regime"])
-    if alert is not None:
-        text += (_("; above the alert line at {line}") if last["p50"] > alert
-                 else _("; below the alert line at {line}")).format(line=fmt_pct(alert))
+            now=now, kind=_("sequence length") if kind == "sequence_length" else _("phase"),
+            regime=regime)
+    alert = f.get("alert") or {}
+    if alert.get("line") is not None:
+        line = fmt_pct(alert["line"])
+        window = alert.get("window_minutes")
+        worst = fmt_pct(alert.get("value"), 2)
+        if alert.get("status") in ("warn", "fail"):
+            text += (_("; its alert check fired: {value} in its worst {minutes} minutes, "
+                       "above the line at {line}") if window else
+                     _("; its alert check fired: {value}, above the line at {line}")).format(
+                value=worst, minutes=fmt_count(window), line=line)
+        elif alert.get("status") == "pass":
+            text += (_("; below the alert line at {line} in every {minutes} minutes "
+                       "(worst {value})") if window else
+                     _("; below the alert line at {line} (worst {value})")).format(
+                value=worst, minutes=fmt_count(window), line=line)
+        else:
+            text += _("; the alert line is at {line}").format(line=line)
     return text + _(".")
 
 
@@ -150,3 +157,42 @@ def risks_verdict(records: Sequence[Mapping[str, Any]], lang: Language) -> str:
         text += _("; watching {risk} ({low}–{high} of the budget)").format(
             risk=w.get("title") or w["id"], low=fmt_pct(lo, 0), high=fmt_pct(hi, 0))
     return text + tail
+
+
+def risk_point_verdict(p: Mapping[str, Any], lang: Language) -> str:
+    """Return one risk point's status as a phrase: fired (when, value against threshold),
+    watching, upcoming or passed (analysis/signals.py `risks_facts` points)."""
+    _ = lang.gettext
+    lo, hi = (p.get("watch") or [0.0, 0.0])[:2]
+    window = _("{low}–{high} of the budget").format(low=fmt_pct(lo, 0), high=fmt_pct(hi, 0))
+    status = p.get("status")
+    if status == "triggered":
+        when = lang.date(p.get("fired_on") or p.get("since"))
+        if p.get("value") is not None and p.get("threshold") is not None:
+            return _("fired on {date}: {value} against {threshold}").format(
+                date=when, value=fmt_num(p["value"], 3), threshold=fmt_plain(p["threshold"]))
+        return _("fired on {date}").format(date=when)
+    if status == "watching":
+        return _("watching since {date}, over {window}").format(
+            date=lang.date(p.get("since")), window=window)
+    if status == "passed":
+        return _("passed on {date} without firing, over {window}").format(
+            date=lang.date(p.get("since")), window=window)
+    return _("upcoming: watched over {window}").format(window=window)
+
+
+def signals_json(facts: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
+                 lang: Language, configured: bool = True) -> dict[str, Any]:
+    """Return `api/signals.json`: each signal's figures (analysis/signals.py) with the
+    verdict the home card, the signal's page and the feed item say, in `lang`."""
+    pred = facts["prediction"]
+    risks = facts["risks"]
+    return {
+        "schema": "chronicle.signals/1", "language": lang.code, "as_of": facts["as_of"],
+        "prediction": {**dict.fromkeys(PREDICTION_KEYS), **(pred or {}),
+                       "verdict": prediction_verdict(pred, lang, configured)},
+        "dropping": {**facts["dropping"], "verdict": dropping_verdict(facts["dropping"], lang)},
+        "risks": {**risks, "points": [{**p, "verdict": risk_point_verdict(p, lang)}
+                                      for p in risks["points"]],
+                  "verdict": risks_verdict(records, lang)},
+    }

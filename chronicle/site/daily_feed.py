@@ -20,10 +20,10 @@ from xml.dom import minidom
 
 import yaml
 
+from chronicle.analysis.signals import dropping_facts, prediction_facts
 from chronicle.render.feeds import day_item_html
 from chronicle.render.i18n import Language
-from chronicle.render.metrics import alert_rules
-from chronicle.render.signals import drop_rows, dropping_verdict, prediction_verdict, risks_verdict
+from chronicle.render.signals import dropping_verdict, prediction_verdict, risks_verdict
 from chronicle.site.citable import edition_url
 from chronicle.site.inputs import BuildInputs
 
@@ -40,17 +40,16 @@ def item_html(inputs: BuildInputs, lang: Language,
     (a translated edition's permalinks and charts are its own: `files`, its generated
     files, hold its day charts)."""
     _ = lang.gettext
-    config, url = inputs.config, edition_url(inputs.config, lang.code)
-    alert = alert_rules(config, "drop_fraction", lang)
+    url = edition_url(inputs.config, lang.code)
     out = {}
     for i, day in enumerate(inputs.days):
-        rows, kind = drop_rows(inputs.days[: i + 1], lang)
+        # As the home card said them the night the day was the newest (analysis/signals.py).
+        upto = inputs.days[: i + 1]
         verdicts = []
         if "prediction" in day:
             verdicts.append((_("Prediction"), prediction_verdict(
-                day.get("prediction"), lang, configured=day.get("prediction") is not None)))
-        verdicts.append((_("Token dropping"), dropping_verdict(
-            rows, kind, alert[0][0] if alert else None, lang)))
+                prediction_facts(upto), lang, configured=day.get("prediction") is not None)))
+        verdicts.append((_("Token dropping"), dropping_verdict(dropping_facts(upto), lang)))
         if "risks" in day:
             verdicts.append((_("Risk points"), risks_verdict(day.get("risks") or [], lang)))
         image, alt = _image(inputs, day["date"], lang, files)

@@ -136,10 +136,13 @@ def translate_nav(nav: list[Any], titles: dict[str, str], lang: Language) -> lis
 # What a translated edition leaves to the root: the machine API, the citations' files,
 # the vega bundle. Pages, their charts and the failures / corrections feeds are its own.
 _ROOT_ONLY = ("api/", "CITATION.cff", "assets/javascripts/vega-bundle.js")
+SIGNALS_JSON = "api/signals.json"
 
 
 def _own(path: str) -> bool:
-    return not path.startswith(_ROOT_ONLY) and not path.endswith("/cite.json")
+    # The signals' verdicts are sentences: each edition says them in its language.
+    return path == SIGNALS_JSON or (not path.startswith(_ROOT_ONLY)
+                                    and not path.endswith("/cite.json"))
 
 
 def edition_files(inputs: BuildInputs, lang: Language, cache: BuildCache | None = None,

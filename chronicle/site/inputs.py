@@ -23,6 +23,7 @@ from chronicle.analysis.day_model import DaySummary
 from chronicle.analysis.mixture import weight_prefix
 from chronicle.analysis.run_state import RunState, run_finish, run_state
 from chronicle.analysis.series import Series, build_series, day_bounds
+from chronicle.analysis.signals import signals
 from chronicle.analysis.verdicts import watch_history
 from chronicle.clean import scrub_urls
 from chronicle.config import CONFIG_NAME, RunConfig
@@ -37,6 +38,8 @@ from chronicle.site.build_cache import (
 from chronicle.store import SnapshotInfo, Store, damaged, read_json, sha256_file
 
 log = logging.getLogger("mkdocs.plugins.chronicle")
+# The watchers' keys of a sealed day JSON (analysis/verdicts.py watch_day).
+VERDICT_KEYS = ("prediction", "health", "risks")
 
 
 @dataclass(frozen=True)
@@ -59,8 +62,14 @@ class BuildInputs:
 
     @cached_property
     def history(self) -> list[dict[str, Any]]:
-        """The watchers' verdicts for every sealed day, recomputed once per build (or read
-        from the cache when every byte they are computed from is the same)."""
+        """The watchers' verdicts for every sealed day, as sealed: a day's prediction,
+        health and risks are what its JSON says, never computed again. A chronicle with
+        days sealed before the watchers existed gets them recomputed once per build (or
+        read from the cache when every byte they are computed from is the same)."""
+        if all(all(k in d for k in VERDICT_KEYS) for d in self.days):
+            return [{"date": d["date"], "day": d["day"], "prediction": d.get("prediction"),
+                     "health": d.get("health"), "risks": d.get("risks")} for d in self.days]
+
         def compute() -> list[dict[str, Any]]:
             return watch_history(self.days, self.series, self.failures, self.config,
                                  self.changes.changes)
@@ -69,6 +78,11 @@ class BuildInputs:
             return compute()
         history: list[dict[str, Any]] = self.caches.verdicts.value(verdicts_key(self), compute)
         return history
+
+    @cached_property
+    def signals(self) -> dict[str, Any]:
+        """The three signals' figures as of the newest sealed day (analysis/signals.py)."""
+        return signals(self.days)
 
     @cached_property
     def state(self) -> RunState:

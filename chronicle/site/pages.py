@@ -8,6 +8,7 @@ would fail on "pages not included in the nav".
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ from chronicle.render.charts_page import charts_page
 from chronicle.render.home import HomeInputs, render_home
 from chronicle.render.i18n import N_, Language
 from chronicle.render.run_pages import run_pages
+from chronicle.render.signals import signals_json
 from chronicle.render.svg import javascript_bundle
 from chronicle.render.threads import render_thread, thread_pages
 from chronicle.site.api import api_files
@@ -47,6 +49,10 @@ def _home(i: BuildInputs, lang: Language) -> Files:
         waiting=i.waiting, head_sha256=i.latest.manifest_sha256 if i.latest else None,
         state=i.state), out,
         lang)
+    records = i.history[-1]["risks"] if i.history else []
+    out["api/signals.json"] = json.dumps(
+        signals_json(i.signals, records, lang, configured=i.config.watch.prediction is not None),
+        ensure_ascii=False, indent=1, sort_keys=True) + "\n"
     return out
 
 
