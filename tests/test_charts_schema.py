@@ -211,3 +211,16 @@ def test_the_verdicts_of_sealed_days_are_read_not_computed_again(chronicle: Path
     again = replace(inputs, config=bare)
     assert [{k: h[k] for k in ("prediction", "health", "risks")} for h in again.history] \
         == sealed
+
+
+def test_each_days_feed_title_verdict_is_said_in_each_language(chronicle: Path) -> None:
+    from chronicle.site.daily_feed import item_verdicts
+
+    inputs = load_inputs(load_config(chronicle))
+    for lang, words in ((ENGLISH, "the prediction"), (ZH, "预测")):
+        verdicts = item_verdicts(inputs, lang)
+        # Each day whose eval was compared with the prediction says how the loss is.
+        compared = [f"{inputs.config.site.url}{'zh/' if lang is ZH else ''}days/{d['date']}.html"
+                    for d in inputs.days
+                    if (d.get("prediction") or {}).get("outside_band") is not None]
+        assert compared and all(words in verdicts[url] for url in compared), verdicts

@@ -95,3 +95,22 @@ def test_a_silent_run_that_has_not_finished_is_stalled_with_its_incident() -> No
     # A minute after its last row, the same run is running.
     soon = datetime.fromtimestamp(last + 60, tz=UTC)
     assert run_state(i.series, None, i.config, soon).state == "running"
+
+
+def test_home_links_every_section_and_the_changes_feed() -> None:
+    i = _inputs(1e10)
+    sections = [("Archive", "archive.md"), ("Cost", "cost.md"), ("Claims", "claims.md")]
+    page = render_home(replace(i, sections=sections), {}, ENGLISH)
+    assert "[Archive](archive.md) · [Cost](cost.md) · [Claims](claims.md)" in page
+    assert '<nav class="chronicle-sections" aria-label="Sections" markdown>' in page
+    assert "[Changes feed](feed_changes.xml) ([JSON](feed_changes.json))" in page
+
+
+def test_a_chronicle_without_data_says_so() -> None:
+    # A fresh scaffold: no row, no sealed day. Not "Day 0 of 100", not "— of 18T tokens".
+    i = _inputs(1e10)
+    empty = replace(i, series=build_series(rows_to_table([]), [], i.config), days=[],
+                    state=None)
+    page = render_home(empty, {}, ENGLISH)
+    assert "**No data yet.** Day 1 of the run is 2026-08-20; 10 days and 18T tokens" in page
+    assert "Day 0" not in page and "of 18T tokens (" not in page

@@ -17,6 +17,7 @@ from chronicle.render.signals import (
     prediction_verdict,
     risk_rows,
     risks_verdict,
+    short_verdict,
     signals_json,
 )
 
@@ -127,3 +128,34 @@ def test_risks_verdict_names_the_first_to_fire() -> None:
     assert risks_verdict([], ENGLISH).startswith("No risk points are configured")
     rows = risk_rows(records, {"2026-09-03": 0.21})
     assert rows[1]["at"] == 0.21 and rows[0]["at"] is None and rows[2]["at"] is None
+
+
+def test_a_feed_title_carries_the_days_verdict_in_a_few_words() -> None:
+    risk = {"id": "r", "title": "R", "status": "triggered", "watch": [0.8, 1.0],
+            "since": "2026-11-03", "evidence": {"date": "2026-11-03", "value": 2.4,
+                                                 "threshold": 2.0}}
+    day = {**CONTEXT_DAYS[2], "run_state": {"state": "finished"}, "risks": [risk],
+           "prediction": {"outside_band": False, "residual": 0.001}}
+    days = [*CONTEXT_DAYS[:2], day]
+    assert short_verdict(day, days, ENGLISH) == (
+        "run finished, loss on the prediction, dropping ×2.4, 1 risk point fired")
+    assert short_verdict(day, days, language("zh")) == (
+        "运行已结束、损失符合预测、丢弃率 ×2.4、1 个风险点触发")
+    # A quiet day says nothing: its title stays the page's.
+    assert short_verdict(CONTEXT_DAYS[0], CONTEXT_DAYS[:1], ENGLISH) == ""
+
+
+def test_the_feeds_titles_gain_the_verdict_and_keep_the_rest() -> None:
+    from chronicle.site.daily_feed import _fill_json, _fill_rss
+
+    guid = "https://x.test/days/2026-11-03.html"
+    rss = ("<?xml version='1.0' encoding='UTF-8'?><rss version='2.0'><channel><title>T</title>"
+           f"<item><title>Day 3 · 2026-11-03</title><guid>{guid}</guid>"
+           "<description>d</description></item>"
+           "<item><title>Day 2</title><guid>other</guid></item></channel></rss>")
+    out = _fill_rss(rss, {}, {}, {guid: "run finished & over"})
+    assert "<title>Day 3 · 2026-11-03 · run finished &amp; over</title>" in out
+    assert "<title>Day 2</title>" in out and "<title>T</title>" in out
+    doc = {"items": [{"id": guid, "title": "Day 3"}, {"id": "other", "title": "Day 2"}]}
+    titles = [i["title"] for i in _fill_json(doc, {}, {guid: "stalled"})["items"]]
+    assert titles == ["Day 3 · stalled", "Day 2"]

@@ -82,6 +82,49 @@ def test_home_shows_the_three_signals_above_the_fold(site: str, browser: Any) ->
         page.context.close()
 
 
+@pytest.mark.parametrize("viewport", [LAPTOP, PHONE], ids=["1280px", "390px"])
+@pytest.mark.parametrize("edition", ["", "zh/"])
+def test_every_section_is_one_click_from_home(site: str, browser: Any, edition: str,
+                                              viewport: dict[str, int]) -> None:
+    # The home page hides the navigation (its signals take the width): on a laptop, where
+    # Material shows no drawer either, it must link every section itself.
+    from chronicle.site.pages import SECTIONS
+
+    page = open_page(browser, site + edition + "index.html", viewport, "light")
+    try:
+        for section in SECTIONS:
+            if section.path == "index.md":
+                continue
+            target = section.path.removesuffix(".md") + ".html"
+            links = page.locator(f'article a[href$="{target}"]')
+            assert any(links.nth(i).is_visible() for i in range(links.count())), target
+        assert page.locator('a[href$="feed_changes.xml"]').count() == 1
+    finally:
+        page.context.close()
+
+
+@pytest.mark.parametrize("edition", ["", "zh/"])
+def test_searching_a_date_offers_that_day_first(site: str, browser: Any, edition: str) -> None:
+    # Material splits "2026-08-27" into 2026, 08 and 27: every day whose title holds the
+    # three ties with it (2026-08-27 and, say, 2026-08-20's neighbours), earliest first.
+    page = open_page(browser, site + edition + "index.html", LAPTOP, "light")
+    try:
+        box = page.locator(".md-search__input")
+        box.click()
+        box.fill("2026-08-27")
+        offer = page.locator(".md-search-result .chronicle-search-day a")
+        offer.wait_for(timeout=10_000)
+        assert offer.get_attribute("href", timeout=1_000).endswith("days/2026-08-27.html")
+        first = page.locator(".md-search-result a").first
+        assert first.get_attribute("href").endswith("days/2026-08-27.html")
+        # A date that was never sealed offers nothing.
+        box.fill("2031-01-01")
+        page.wait_for_timeout(1_000)
+        assert page.locator(".chronicle-search-day").count() == 0
+    finally:
+        page.context.close()
+
+
 def test_a_heatmap_cell_opens_its_day(site: str, browser: Any) -> None:
     page = open_page(browser, site + "health.html", LAPTOP, "light")
     try:

@@ -44,6 +44,9 @@ class HomeInputs:
     waiting: Sequence[Mapping[str, Any]] = ()  # closed days the newest snapshot left unsealed
     head_sha256: str | None = None  # the newest manifest's sha256: the chain head
     state: RunState | None = None  # running, stalled or finished (analysis/run_state.py)
+    # Every other section of the site (title in the page's language, page path): on a
+    # laptop the home page hides the navigation, so it links each section itself.
+    sections: Sequence[tuple[str, str]] = ()
 
 
 def _last(series: Series, name: str, before: float = np.inf) -> float | None:
@@ -114,6 +117,8 @@ def render_home(i: HomeInputs, out: dict[str, str | bytes], lang: Language) -> s
         {"what": failure_text(f, lang), "start": f.start} for f in i.failures if f.end is None]
     return render(
         "home.md.j2", lang, title=i.config.site.title, run_name=i.config.run.name,
+        sections=list(i.sections), has_data=bool(len(series) or days),
+        run_start=i.config.run.start,
         stale=list(i.stale), waiting=list(i.waiting), head_sha256=i.head_sha256,
         day_now=day_of_run(i.config, now.date()) if now else 0,
         planned_days=i.config.run.planned_days,

@@ -17,7 +17,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from chronicle.analysis.signals import BASELINE_RISK, PREDICTION_KEYS, drop_regimes
+from chronicle.analysis.signals import (
+    BASELINE_RISK,
+    PREDICTION_KEYS,
+    drop_regimes,
+    dropping_facts,
+)
 from chronicle.render.formats import fmt_count, fmt_num, fmt_pct, fmt_plain
 from chronicle.render.i18n import N_, Language
 
@@ -196,3 +201,32 @@ def signals_json(facts: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
                                       for p in risks["points"]],
                   "verdict": risks_verdict(records, lang)},
     }
+
+
+def short_verdict(day: Mapping[str, Any], upto: Sequence[Mapping[str, Any]],
+                  lang: Language) -> str:
+    """Return a day's verdict in a few words, for its feed item's title: the run's state
+    if it finished or stalled, the loss against the prediction, dropping against its
+    baseline, a risk point that fired that day ("" when there is nothing to say).
+    `upto`: the sealed days up to it, oldest first."""
+    _ = lang.gettext
+    parts: list[str] = []
+    state = (day.get("run_state") or {}).get("state")
+    if state == "finished":
+        parts.append(_("run finished"))
+    elif state == "stalled":
+        parts.append(_("stalled"))
+    pred = day.get("prediction")
+    if isinstance(pred, Mapping) and pred.get("outside_band") is not None:
+        parts.append(_("loss off the prediction") if pred["outside_band"]
+                     else _("loss on the prediction"))
+    drop = dropping_facts(upto)
+    if drop.get("date") == day.get("date") and drop.get("ratio") is not None:
+        parts.append(_("dropping ×{ratio}").format(ratio=fmt_num(drop["ratio"], 1)))
+    fired = [r for r in day.get("risks") or ()
+             if r.get("status") == "triggered"
+             and (r.get("evidence") or {}).get("date") == day.get("date")]
+    if fired:
+        parts.append(lang.ngettext("{n} risk point fired", "{n} risk points fired",
+                                   len(fired)).format(n=len(fired)))
+    return _(", ").join(parts)

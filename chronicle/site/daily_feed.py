@@ -23,7 +23,12 @@ import yaml
 from chronicle.analysis.signals import dropping_facts, prediction_facts
 from chronicle.render.feeds import day_item_html
 from chronicle.render.i18n import Language
-from chronicle.render.signals import dropping_verdict, prediction_verdict, risks_verdict
+from chronicle.render.signals import (
+    dropping_verdict,
+    prediction_verdict,
+    risks_verdict,
+    short_verdict,
+)
 from chronicle.site.citable import edition_url
 from chronicle.site.inputs import BuildInputs
 
@@ -99,25 +104,44 @@ def item_images(sources: Mapping[str, str | bytes | Path], url: str) -> dict[str
     return out
 
 
+def item_verdicts(inputs: BuildInputs, lang: Language) -> dict[str, str]:
+    """Return {day permalink: its verdict in a few words} (render/signals.py
+    short_verdict), for the day's feed item title; days with nothing to say are left out."""
+    url = edition_url(inputs.config, lang.code)
+    out = {}
+    for i, day in enumerate(inputs.days):
+        verdict = short_verdict(day, inputs.days[: i + 1], lang)
+        if verdict:
+            out[f"{url}days/{day['date']}.html"] = verdict
+    return out
+
+
 def fill_daily_feeds(site_dir: Path, items: Mapping[str, str],
-                     images: Mapping[str, str] | None = None) -> None:
-    """Replace each daily item's text with its HTML in the feeds the engine wrote; give an
-    item with no enclosure its day's image (Zensical's feeds carry none; its length is
+                     images: Mapping[str, str] | None = None,
+                     verdicts: Mapping[str, str] | None = None) -> None:
+    """Replace each daily item's text with its HTML in the feeds the engine wrote, add its
+    verdict in a few words to its title (the page's title, as the engine wrote it); give
+    an item with no enclosure its day's image (Zensical's feeds carry none; its length is
     measured by site/finish.py)."""
     for name in RSS_FEEDS:
         path = site_dir / name
         if path.is_file():
-            path.write_text(_fill_rss(path.read_text(encoding="utf-8"), items, images or {}),
-                            encoding="utf-8")
+            path.write_text(_fill_rss(path.read_text(encoding="utf-8"), items, images or {},
+                                      verdicts or {}), encoding="utf-8")
     for name in JSON_FEEDS:
         path = site_dir / name
         if path.is_file():
             doc = json.loads(path.read_text(encoding="utf-8"))
-            path.write_text(json.dumps(_fill_json(doc, items), ensure_ascii=False, indent=1)
-                            + "\n", encoding="utf-8")
+            path.write_text(json.dumps(_fill_json(doc, items, verdicts or {}),
+                                       ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
 
 
-def _fill_rss(text: str, items: Mapping[str, str], images: Mapping[str, str]) -> str:
+def _titled(title: str, verdict: str | None) -> str:
+    return f"{title} · {verdict}" if verdict else title
+
+
+def _fill_rss(text: str, items: Mapping[str, str], images: Mapping[str, str],
+              verdicts: Mapping[str, str]) -> str:
     """Return an RSS 2.0 document with each known item's <description> replaced by its
     HTML (carried as text, which the XML writer escapes), and an enclosure where an item
     has none and its day has an image."""
@@ -132,6 +156,13 @@ def _fill_rss(text: str, items: Mapping[str, str], images: Mapping[str, str]) ->
                                                            "application/octet-stream"))
             enclosure.setAttribute("length", "")
             item.appendChild(enclosure)
+        verdict = verdicts.get(guid.strip()) if guid is not None else None
+        for title in item.getElementsByTagName("title")[:1]:
+            if verdict:
+                text_of = "".join(t.data for t in title.childNodes if t.nodeType == t.TEXT_NODE)
+                for child in list(title.childNodes):
+                    title.removeChild(child)
+                title.appendChild(doc.createTextNode(_titled(text_of, verdict)))
         body = items.get(guid.strip()) if guid is not None else None
         if body is None:
             continue
@@ -150,7 +181,8 @@ def _child_text(node: Any, tag: str) -> str | None:
     return "".join(t.data for t in found[0].childNodes if t.nodeType == t.TEXT_NODE)
 
 
-def _fill_json(doc: dict[str, Any], items: Mapping[str, str]) -> dict[str, Any]:
+def _fill_json(doc: dict[str, Any], items: Mapping[str, str],
+               verdicts: Mapping[str, str]) -> dict[str, Any]:
     # JSON Feed's title, description and author names are plain text; the rss plugin
     # wrote the config's, which are HTML-escaped text for the pages (site/plugin.py).
     for key in ("title", "description"):
@@ -160,7 +192,10 @@ def _fill_json(doc: dict[str, Any], items: Mapping[str, str]) -> dict[str, Any]:
         if isinstance(author, dict) and isinstance(author.get("name"), str):
             author["name"] = html.unescape(author["name"])
     for item in doc.get("items") or []:
-        body = items.get(str(item.get("id") or ""))
+        key = str(item.get("id") or "")
+        if key in verdicts and isinstance(item.get("title"), str):
+            item["title"] = _titled(item["title"], verdicts[key])
+        body = items.get(key)
         if body is not None:
             item["summary"] = item.get("content_html") or ""
             item["content_html"] = body

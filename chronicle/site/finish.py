@@ -19,6 +19,7 @@ from chronicle.site.daily_feed import (
     fill_daily_feeds,
     item_html,
     item_images,
+    item_verdicts,
 )
 from chronicle.site.editions import EditionFiles, folder_sitemaps
 from chronicle.site.inputs import BuildInputs
@@ -33,7 +34,8 @@ def finish_edition(site_dir: Path, inputs: BuildInputs, lang: Language,
     if lang.code == DEFAULT:
         serve_sealed_sources(config.docs_dir, site_dir)
     url = edition_url(config, lang.code)
-    fill_daily_feeds(site_dir, item_html(inputs, lang, sources), item_images(sources, url))
+    fill_daily_feeds(site_dir, item_html(inputs, lang, sources), item_images(sources, url),
+                     item_verdicts(inputs, lang))
     fix_enclosure_lengths(site_dir, url)
     if len(config.site.languages) > 1:
         for path, text in folder_sitemaps(pages, config.site.languages, config,

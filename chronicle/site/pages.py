@@ -47,7 +47,8 @@ def _home(i: BuildInputs, lang: Language) -> Files:
     out["index.md"] = render_home(HomeInputs(
         i.config, i.days, i.series, i.failures, i.stale, i.latest, i.history, i.runs,
         waiting=i.waiting, head_sha256=i.latest.manifest_sha256 if i.latest else None,
-        state=i.state), out,
+        state=i.state, sections=[(lang.gettext(s.title), s.path) for s in SECTIONS
+                                 if s.path != "index.md"]), out,
         lang)
     records = i.history[-1]["risks"] if i.history else []
     out["api/signals.json"] = json.dumps(

@@ -98,6 +98,38 @@
     });
   }
 
+  /* Search: a reader who types a sealed day's date (2026-11-09) is offered that day
+     first. Material's search splits a query on "-" into 2026, 11 and 09, and every day
+     whose title holds the three ties with it, the earliest listed first. The offer links
+     the day's page only once the site answers for it (a date never sealed offers
+     nothing); the results below stay Material's. */
+  var editionRoot = here.replace(/assets\/javascripts\/chronicle\.js(\?.*)?$/, "");
+  var DATE = /^\s*(\d{4}-\d{2}-\d{2})\s*$/;
+
+  function dayOffer(input) {
+    var results = document.querySelector(".md-search-result");
+    var old = document.querySelector(".chronicle-search-day");
+    if (old) old.parentNode.removeChild(old);
+    var m = DATE.exec(input.value);
+    if (!m || !results || !window.fetch) return;
+    var date = m[1];
+    var url = editionRoot + "days/" + date + ".html";
+    fetch(url, { method: "HEAD" }).then(function (r) {
+      var now = DATE.exec(input.value);
+      if (!r.ok || !now || now[1] !== date || document.querySelector(".chronicle-search-day")) {
+        return;
+      }
+      var zh = (document.documentElement.lang || "").indexOf("zh") === 0;
+      var p = document.createElement("p");
+      p.className = "chronicle-search-day";
+      var a = document.createElement("a");
+      a.href = url;
+      a.textContent = zh ? "查看 " + date + " 的条目 →" : "The entry of " + date + " →";
+      p.appendChild(a);
+      results.insertBefore(p, results.firstChild);
+    }).catch(function () { /* offline or refused: no offer */ });
+  }
+
   function onPage() {
     drawAll();
     setTimeout(scrollables, 50); /* after Material has wrapped the tables */
@@ -111,6 +143,10 @@
       onPage();
     }
     window.addEventListener("resize", scrollables);
+    document.addEventListener("input", function (e) {
+      var t = e.target;
+      if (t && t.classList && t.classList.contains("md-search__input")) dayOffer(t);
+    });
     /* redraw when the reader toggles light/dark */
     new MutationObserver(function () {
       document.querySelectorAll(".chronicle-chart--live").forEach(draw);
