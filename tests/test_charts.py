@@ -241,9 +241,11 @@ def test_markers_and_spans_share_one_legend_with_the_series() -> None:
     event_rule = next(r for r in _layers(spec, "rule") if "color" in r["encoding"])
     labels = [v["what"] for v in rows(spec, event_rule)]
     assert labels == ["restart as run-b", "context 4,096 → 16,384", "drawn anyway"]
-    tags = next(lay for lay in _layers(spec, "text") if "color" in lay["encoding"])
+    tags = next(lay for lay in _layers(spec, "text") if "tag" in str(lay["encoding"]))
     assert [v["tag"] for v in rows(spec, tags)] == ["context 4,096 → 16,384",
                                                           "drawn anyway"]
+    # Named in the text colour (7:1 on white), not the kind's mid-tone (under 4.5:1).
+    assert tags["mark"]["color"] == "#595959" and "color" not in tags["encoding"]
     threshold = next(r for r in _layers(spec, "rule") if "y" in r["encoding"])
     assert threshold["mark"]["strokeDash"]
 
@@ -253,7 +255,7 @@ def test_a_long_marker_name_is_cut_in_the_spec_and_whole_in_its_tooltip() -> Non
     long = "budget 18.000T tokens → 17.820T tokens (a reviewed change)"
     spec = _chart(events=[Event(x[10], "sequence_length", "context 4,096 → 16,384"),
                           Event(x[20], "budget", long)])
-    tags = next(lay for lay in _layers(spec, "text") if "color" in lay["encoding"])
+    tags = next(lay for lay in _layers(spec, "text") if "tag" in str(lay["encoding"]))
     cut = [v["tag"] for v in rows(spec, tags)]
     assert cut[0] == "context 4,096 → 16,384"  # fits: kept whole
     assert cut[1].endswith("…") and long.startswith(cut[1][:-1]) and len(cut[1]) < 30

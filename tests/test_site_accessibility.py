@@ -24,6 +24,7 @@ from tests.support.browser import (
     open_page,
     serious_violations,
     serve,
+    svg_text_problems,
 )
 
 pytestmark = [
@@ -62,6 +63,7 @@ def test_page_is_accessible_and_fits(site: str, browser: Any, path: str,
     try:
         assert serious_violations(page) == []
         assert layout_problems(page, wide=viewport["width"] >= 1000) == []
+        assert svg_text_problems(page) == []
     finally:
         page.context.close()
 

@@ -138,11 +138,12 @@ def event_layers(opts: Options, x: Axis, lo: float, hi: float, color: alt.Color,
             ("right", -3, [r for r in tagged if r["x"] > turn]))
         for side, dx, part in sides:
             if part:
+                # Names in the text colour (a kind's mid-tone keeps 3:1, not text's 4.5:1);
+                # the marker's rule carries its kind's colour.
                 layers.append(alt.Chart(data.add(f"event-names-{side}", part)).mark_text(
-                    align=side, baseline="top", dx=dx, fontSize=10,
+                    align=side, baseline="top", dx=dx, fontSize=10, color=v.TEXT,
                     opacity=alt.expr(NAMES_SHOWN)).encode(
-                    x=x_enc, y=alt.Y("row:Q", scale=None), text=alt.Text("tag:N"),
-                    color=color))
+                    x=x_enc, y=alt.Y("row:Q", scale=None), text=alt.Text("tag:N")))
     return layers
 
 
@@ -158,6 +159,6 @@ def rule_layers(rules: Sequence[tuple[float, str]], y: Axis, data: v.Datasets,
     return [
         base.mark_rule(color=v.NEUTRAL, strokeDash=[6, 4]).encode(
             tooltip=[alt.Tooltip("label:N", title=lang.gettext("alert"))]),
-        base.mark_text(color=v.NEUTRAL, align="right", baseline="bottom", dy=-2,
+        base.mark_text(color=v.TEXT, align="right", baseline="bottom", dy=-2,
                        x="width").encode(text=alt.Text("label:N")),
     ]

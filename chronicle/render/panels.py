@@ -39,7 +39,7 @@ def _alert_lines(data: v.Datasets, rules: Sequence[tuple[float, str]]) -> list[a
         return []
     base = alt.Chart(data.add("alerts", alert)).encode(y=alt.Y("y:Q"))
     return [base.mark_rule(color=v.NEUTRAL, strokeDash=[6, 4]),
-            base.mark_text(color=v.NEUTRAL, align="right", baseline="bottom", dy=-2,
+            base.mark_text(color=v.TEXT, align="right", baseline="bottom", dy=-2,
                            x="width").encode(text=alt.Text("label:N"))]
 
 
@@ -145,7 +145,7 @@ def risk_timeline(risks: Sequence[Mapping[str, Any]], now: float | None, *, titl
                      alt.Tooltip("status:N", title=_("status")),
                      alt.Tooltip("window:N", title=_("watched"))]),
         windows.mark_text(align="left", baseline="top", x=0, yOffset=-13, fontSize=11,
-                          limit=400).encode(y=y, text=alt.Text("label:N")),
+                          limit=400, color=v.TEXT).encode(y=y, text=alt.Text("label:N")),
     ]
     fired = [{"risk": r["title"], "f": v.num(r["at"], 6)} for r in risks
              if r.get("at") is not None]

@@ -32,7 +32,12 @@ NARROW_WIDTH: Final = 560
 Y_DIGITS: Final = 6  # significant digits kept for y: far below a pixel, and it halves a spec
 X_DIGITS: Final = 10
 HOVER_LAYER: Final = "chronicle-hover"  # invisible tooltip targets; dropped from static renders
-NEUTRAL: Final = "#888888"
+NEUTRAL: Final = "#888888"  # rules and strokes (3:1 on white and on slate); never text
+# Text drawn on a chart (names of markers, alert lines, risk points): 7:1 on white. In
+# dark mode chronicle.js draws the live chart's text marks light instead, and a static
+# SVG sits on a white card (chronicle.css): SVG text is not seen by axe, so the tests
+# measure it (tests/test_site_accessibility.py).
+TEXT: Final = "#595959"
 # Mid-tone colours that keep 3:1 against white and against Material's slate background.
 SERIES_COLORS: Final = ("#4c78a8", "#2f8f83", "#8a6fbf", "#9d755d", "#607d8b")
 # Legend names are msgids: a chart says them in its language (`Language.gettext`).
@@ -331,5 +336,5 @@ def no_data(title: str, description: str, lang: Language,
     """Return a chart that says "no data" (the same frame, so the page keeps its layout)."""
     data = Datasets()
     chart = alt.Chart(data.add("empty", [{"t": lang.gettext("no data")}])).mark_text(
-        color=NEUTRAL, fontSize=14).encode(text=alt.Text("t:N"))
+        color=TEXT, fontSize=14).encode(text=alt.Text("t:N"))
     return to_spec(framed(chart, title, description, lang, height), data)

@@ -37,7 +37,9 @@ METHOD_PREFIX = "chronicle.days."
 #     downtime or telemetry check counts, and the finish's silence is no open gap.
 # /5: the summary says that the run finished that day, had finished before it, or had
 #     stalled by the day's figures (and the digest of a day after the finish says so).
-DAY_PAGE = "chronicle.day_page/5"
+# /6: text on a chart (marker and alert names) in one dark grey, 7:1 on white (the
+#     marker names were in their kind's colour, alert names mid-grey: 2.6-3.5:1).
+DAY_PAGE = "chronicle.day_page/6"
 
 
 @dataclass(frozen=True)

@@ -115,3 +115,39 @@ def layout_problems(page: Any, wide: bool) -> list[str]:
       });
       return out;
     }""", wide))
+
+
+def svg_text_problems(page: Any, minimum: float = 4.5) -> list[str]:
+    """Return each piece of text drawn in a live chart whose contrast against what it is
+    drawn on is below `minimum` (axe cannot see text inside SVG): "text: ratio"."""
+    return list(page.evaluate("""minimum => {
+      const rgb = s => { const m = /rgba?\\(([^)]+)\\)/.exec(s || "");
+                         return m ? m[1].split(",").map(parseFloat) : null; };
+      const lum = c => { const a = c.slice(0, 3).map(v => { v /= 255;
+        return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); });
+        return 0.2126 * a[0] + 0.7152 * a[1] + 0.0722 * a[2]; };
+      const under = el => { for (; el; el = el.parentElement) {
+        const c = rgb(getComputedStyle(el).backgroundColor);
+        if (c && (c.length < 4 || c[3] > 0)) return c; } return [255, 255, 255]; };
+      const out = [];
+      document.querySelectorAll(".chronicle-chart--live svg text").forEach(t => {
+        const words = t.textContent.trim();
+        const st = getComputedStyle(t);
+        if (!words || st.visibility === "hidden" || st.display === "none") return;
+        let alpha = 1;
+        for (let el = t; el && el.tagName !== "svg"; el = el.parentElement) {
+          const cs = getComputedStyle(el);
+          alpha *= parseFloat(cs.opacity || "1");
+        }
+        alpha *= parseFloat(st.fillOpacity || "1");
+        const fill = rgb(st.fill);
+        if (!fill || alpha === 0) return;
+        alpha *= fill.length > 3 ? fill[3] : 1;
+        const back = under(t.closest("svg").parentElement);
+        const seen = [0, 1, 2].map(i => fill[i] * alpha + back[i] * (1 - alpha));
+        const [a, b] = [lum(seen), lum(back)];
+        const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+        if (ratio < minimum) out.push(`${words.slice(0, 40)}: ${ratio.toFixed(2)}`);
+      });
+      return out;
+    }""", minimum))

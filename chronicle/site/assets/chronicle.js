@@ -44,6 +44,19 @@
     });
   }
 
+  /* Dark mode: vega's dark theme lightens axes, legends and titles, not the text marks a
+     spec colours itself (marker and alert names, risk labels: dark grey for white pages).
+     Those are drawn light, so they keep their contrast on the slate background. */
+  var TEXT_ON_DARK = "#d4d4d4";
+  function lightText(node) {
+    if (Array.isArray(node)) { node.forEach(lightText); return; }
+    if (!node || typeof node !== "object") return;
+    var mark = node.mark;
+    if (mark === "text") node.mark = { type: "text", color: TEXT_ON_DARK };
+    else if (mark && mark.type === "text") mark.color = TEXT_ON_DARK;
+    if (node.layer) lightText(node.layer);
+  }
+
   function draw(el) {
     var url = el.getAttribute("data-spec");
     var img = el.querySelector("img");
@@ -58,6 +71,7 @@
                     loader: { target: "_self" } };
     if (theme === "dark") options.theme = "dark";
     return fetchSpec(url).then(function (spec) {
+      if (theme === "dark") lightText(spec);
       return window.vegaEmbed(target, fit(spec, el.clientWidth), options);
     }).then(function () {
       var svg = target.querySelector("svg");
