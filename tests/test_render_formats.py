@@ -64,3 +64,18 @@ def test_plain_readings_and_value_kinds() -> None:
 def test_charts_format_like_the_text() -> None:
     expr = vega_si("datum.value")
     assert "'.3~s'" in expr and "'G', 'B'" in expr and "'k', 'K'" in expr
+
+
+def test_a_claim_keeps_the_digits_it_was_made_with() -> None:
+    # The site writes three significant digits; a claim of 18.75T tokens is not "18.8T",
+    # and the figure it is tested against is shown with as many digits as the claim.
+    from chronicle.render.formats import exact_digits, fmt_si
+    from chronicle.render.run_pages import _fig
+
+    assert [exact_digits(v) for v in (18e12, 18.75e12, 704.0, 4.22)] == [3, 4, 3, 3]
+    assert fmt_si(18.75e12, zh=False, digits=4) == "18.75T"
+    assert fmt_si(18.75e12, zh=True, digits=4) == "18.75万亿"
+    assert _fig(18.75e12, ENGLISH) == "18.75T"
+    assert _fig(17.8237e12, ENGLISH, claimed=18.75e12) == "17.82T"
+    assert _fig(17.8237e12, ENGLISH) == "17.8237T"
+    assert _fig(None, ENGLISH) == "not known yet"

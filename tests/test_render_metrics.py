@@ -3,7 +3,7 @@ configured health checks, never from constants in chart code."""
 
 from __future__ import annotations
 
-from chronicle.render.i18n import ENGLISH
+from chronicle.render.i18n import ENGLISH, language
 from chronicle.render.metrics import alert_rules, axis_for, check_value, display, show
 from tests.support.config import make_config
 
@@ -45,7 +45,10 @@ def test_check_values_read_in_their_metric_format() -> None:
     config = make_config()
     assert check_value({"value": 1.9e6, "rule": "p50 < 2e6", "metric": ["tokens_per_second"]},
                        config, ENGLISH) == "1.9M tok/s"
-    assert check_value({"value": 51.5, "rule": "gap_minutes > 10", "metric": ["telemetry"]},
-                       config, ENGLISH) == "51.5 min"
+    # A silence is a length of time, written as every duration (not "460 min", "25.25 min").
+    gap = {"rule": "gap_minutes > 10", "metric": ["telemetry"]}
+    assert check_value({**gap, "value": 51.5}, config, ENGLISH) == "52 min"
+    assert check_value({**gap, "value": 460}, config, ENGLISH) == "7 h 40 min"
+    assert check_value({**gap, "value": 460}, config, language("zh")) == "7小时40分"
     assert check_value({"value": 2, "rule": "count > 0", "metric": ["failures.loss_spike"]},
                        config, ENGLISH) == "2.0"

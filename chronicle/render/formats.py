@@ -83,21 +83,38 @@ def _sig(value: float, digits: int) -> str:
     return text
 
 
-def fmt_si(value: Any, unit: str = "", *, zh: bool) -> str:
-    """Return 2.07e11 as 207B, 2.5e6 as 2.5M, 18e12 as 18T (three significant digits);
-    on Chinese pages 2070亿, 250万, 18万亿 (fmt_zh)."""
+def fmt_si(value: Any, unit: str = "", *, zh: bool, digits: int = SI_DIGITS) -> str:
+    """Return 2.07e11 as 207B, 2.5e6 as 2.5M, 18e12 as 18T (three significant digits, or
+    `digits`); on Chinese pages 2070亿, 250万, 18万亿 (fmt_zh)."""
     if not finite(value):
         return MISSING
     v = float(value)
     if zh:
-        return _minus(fmt_zh(v)) + unit
+        return _minus(fmt_zh(v) if digits <= SI_DIGITS else _zh_sig(v, digits)) + unit
     for name, scale in _SI:
         if abs(v) >= scale * (1 - 5e-4):  # 999.96K rounds to 1M, not 1000K
-            scaled = float(_sig(v / scale, SI_DIGITS))
+            scaled = float(_sig(v / scale, digits))
             if abs(scaled) >= 1000 and name != "T":
                 continue
-            return _minus(_sig(scaled, SI_DIGITS) + name) + unit
-    return _minus(_sig(v, SI_DIGITS)) + unit
+            return _minus(_sig(scaled, digits) + name) + unit
+    return _minus(_sig(v, digits)) + unit
+
+
+def exact_digits(value: float, most: int = 9) -> int:
+    """Return the fewest significant digits (at least three) that write `value` as it is:
+    a claim of 18.75T is shown as 18.75T, not rounded to the site's 18.8T."""
+    for digits in range(SI_DIGITS, most + 1):
+        if math.isclose(float(f"{value:.{digits - 1}e}"), value, rel_tol=1e-12, abs_tol=0.0):
+            return digits
+    return most
+
+
+def _zh_sig(v: float, digits: int) -> str:
+    """Return a large number the Chinese way with `digits` significant digits (18.75万亿)."""
+    for name, scale in _ZH_UNITS:
+        if abs(v) >= scale:
+            return _sig(v / scale, digits) + name
+    return _sig(v, digits)
 
 
 def fmt_si_signed(value: Any, unit: str = "", *, zh: bool) -> str:

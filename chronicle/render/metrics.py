@@ -116,8 +116,9 @@ def check_value(record: Mapping[str, Any], config: RunConfig, lang: Language) ->
     stat = str(record.get("rule") or "").split(" ", 1)[0]
     if stat in ("count", "nan_count", "band_excess", "residual", "increase"):
         return fmt_plain(value)
-    if stat == "gap_minutes":
-        return lang.value(value, "number", lang.gettext("min"))
+    if stat == "gap_minutes":  # a length of time, written as every duration is (7 h 40 min)
+        return lang.duration(float(value) * 60.0) if isinstance(value, int | float) \
+            else lang.value(value, "number")
     metric = (record.get("metric") or [""])[0]
     canonical = next((k for k, key in config.wandb.metrics.items() if key == metric), metric)
     return show(canonical, value, config, lang)

@@ -32,7 +32,7 @@ from chronicle.render.charts import Axis, Options, line_chart
 from chronicle.render.charts_page import daily
 from chronicle.render.day_charts import fitted_domain, run_marks, time_axis
 from chronicle.render.embed import publish
-from chronicle.render.formats import fmt_pct, fmt_plain
+from chronicle.render.formats import exact_digits, fmt_pct, fmt_plain, fmt_si
 from chronicle.render.i18n import N_, Language
 from chronicle.render.metrics import (
     BUDGET_FRACTION,
@@ -294,10 +294,16 @@ def num_experts(runs: Sequence[RunRecord]) -> int | None:
     return None
 
 
-def _fig(value: float | None, lang: Language) -> str:
+def _fig(value: float | None, lang: Language, claimed: float | None = None) -> str:
+    """Return a claim's number, or the figure it is set against, with as many digits as
+    the claim was made with (`claimed`; a claim of 18.75T is not shown as the site's
+    18.8T, nor the figure it is tested against with fewer digits than the claim)."""
     if value is None:
         return lang.gettext("not known yet")
-    return lang.si(value) if abs(value) >= 1e6 else fmt_plain(value)
+    if abs(value) >= 1e6:
+        basis = claimed if claimed is not None and math.isfinite(claimed) else value
+        return fmt_si(value, zh=lang.zh, digits=exact_digits(basis))
+    return fmt_plain(value)
 
 
 def run_pages(config: RunConfig, series: Series, failures: Sequence[FailureRecord],
@@ -330,7 +336,8 @@ def run_pages(config: RunConfig, series: Series, failures: Sequence[FailureRecor
     out["cost.md"] = render("cost.md.j2", lang, cost=cost, prices=sorted(
         config.run.prices_usd_per_accelerator_hour.items()), budget=config.run.token_budget)
     figs = figures(config, cost, days, *artifacts)
-    claims = [{**c, "value_text": _fig(c["value"], lang), "figure_text": _fig(c["figure"], lang)}
+    claims = [{**c, "value_text": _fig(c["value"], lang),
+               "figure_text": _fig(c["figure"], lang, claimed=c["value"])}
               for c in check_claims(config, figs)]
     out["claims.md"] = render("claims.md.j2", lang, claims=claims, snapshot=snapshot)
     return out

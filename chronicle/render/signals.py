@@ -139,7 +139,10 @@ def risks_verdict(records: Sequence[Mapping[str, Any]], lang: Language) -> str:
                                   r["id"]))
     counts = {s: sum(1 for r in records if r["status"] == s)
               for s in ("watching", "upcoming", "passed")}
-    rest = _(", ").join(f"{n} {lang.term(s, 'risk status')}" for s, n in counts.items() if n)
+    # Chinese counts take their measure word (2 个已过去).
+    rest = _(", ").join((f"{n} 个{lang.term(s, 'risk status')}" if lang.zh
+                         else f"{n} {lang.term(s, 'risk status')}")
+                        for s, n in counts.items() if n)
     tail = _("; {rest}.").format(rest=rest) if rest else _(".")
     if fired:
         first = fired[0]

@@ -39,7 +39,8 @@ METHOD_PREFIX = "chronicle.days."
 #     stalled by the day's figures (and the digest of a day after the finish says so).
 # /6: text on a chart (marker and alert names) in one dark grey, 7:1 on white (the
 #     marker names were in their kind's colour, alert names mid-grey: 2.6-3.5:1).
-DAY_PAGE = "chronicle.day_page/6"
+# /7: a health check's silence is written as a duration (7 h 40 min, not "460 min").
+DAY_PAGE = "chronicle.day_page/7"
 
 
 @dataclass(frozen=True)
