@@ -128,6 +128,7 @@ def _configure(root: Path, day: date, run: str) -> None:
     path = root / "chronicle.yml"
     data = yaml.safe_load(path.read_text())
     data["run"]["start"] = day.isoformat()
+    data["run"].pop("example", None)  # the run values are set
     data["wandb"].update({"entity": "e", "project": "p", "runs": [run], "timeout_seconds": 30})
     data["github"] = {"repo": "marin-community/marin", "issues": [8506],
                       "labels": ["hero-run"], "failure_labels": ["incident"],

@@ -26,6 +26,9 @@ _RENAMES = {
     "gitignore": ".gitignore",
 }
 
+EXAMPLE_FLAG = ("  example: true                # the run: values below are examples: set your "
+                "run's, then delete this line\n")
+
 CONFIG_TEMPLATE = """\
 # chronicle.yml: the one config file of this chronicle (see the chronicle README).
 # Every problem in it is reported at once by `chronicle build` / `chronicle snapshot`.
@@ -35,7 +38,7 @@ CONFIG_TEMPLATE = """\
 source: {source}
 
 run:
-  name: {name}
+{example}  name: {name}
   start: {start}                # UTC date of day 1
   planned_days: {planned_days}
   token_budget: {token_budget}   # tokens the run is configured to train on
@@ -162,6 +165,9 @@ def init_chronicle(target: Path, options: InitOptions) -> list[Path]:
         written.append(dest)
     config = CONFIG_TEMPLATE.format(
         source=options.source,
+        # A live chronicle's run facts are examples until the operator sets them: the flag
+        # makes the first snapshot refuse them and the home page say so (not "Day 0").
+        example=EXAMPLE_FLAG if options.source == "live" else "",
         name=options.name,
         start=options.start.isoformat(),
         planned_days=options.planned_days,

@@ -101,6 +101,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         assert runner.invoke(main, ["init", str(root)]).exit_code == 0
         data = yaml.safe_load((root / "chronicle.yml").read_text())
         data["run"].update(start="2026-08-20", planned_days=12)
+        data["run"].pop("example", None)  # the run values are set
         data["wandb"].update(entity="e", project="p", runs=[HERO, CHILD], timeout_seconds=2)
         data["github"] = {"repo": "marin-community/marin", "issues": [8506],
                           "labels": ["hero-run"], "failure_labels": ["incident"],

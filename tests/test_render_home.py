@@ -114,3 +114,9 @@ def test_a_chronicle_without_data_says_so() -> None:
     page = render_home(empty, {}, ENGLISH)
     assert "**No data yet.** Day 1 of the run is 2026-08-20; 10 days and 18T tokens" in page
     assert "Day 0" not in page and "of 18T tokens (" not in page
+
+    # A scaffold whose run values are init's examples says that, not Marin's plan.
+    example = replace(empty, config=replace(empty.config, run=replace(empty.config.run,
+                                                                      example=True)))
+    page = render_home(example, {}, ENGLISH)
+    assert "are still `chronicle init`'s examples" in page and "are planned" not in page

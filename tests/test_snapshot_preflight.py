@@ -22,6 +22,11 @@ def test_a_fresh_scaffold_snapshot_is_refused_and_writes_nothing(tmp_path: Path)
     for key, value in (("wandb.entity", "my-entity"), ("wandb.project", "my-project"),
                        ("wandb.runs", "my-run-id"), ("github.repo", "my-org/my-repo")):
         assert f"{key}: still the scaffold's example {value!r}" in result.output
+    # The run's own facts too: init's are examples, not Marin's run claimed as yours.
+    assert "run.example: true: the run: values are still the scaffold's examples " \
+        "('My training run', start 2026-08-20, 100 days, 1.8e+13 tokens, 704 GB200)" \
+        in " ".join(result.output.split())
+    assert "delete the `example: true` line" in " ".join(result.output.split())
     assert "Traceback" not in result.output
     assert list((root / "docs" / "data").iterdir()) == []
     assert not (root / ".chronicle.lock").exists()

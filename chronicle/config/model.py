@@ -120,6 +120,9 @@ class RunSection:
         doc="price scenarios: name -> USD per accelerator-hour")
     sequence_length: int | None = option(integer(1, 2**31 - 1), default=None,
                                          doc="tokens per sequence")
+    example: bool = option(boolean, default=False,
+                           doc="true while the run: values are `chronicle init`'s examples: "
+                               "a live snapshot refuses them, the home page says so")
     finished: bool = option(boolean, default=False,
                             doc="true once the run has ended, when neither its steps, its "
                                 "token budget nor W&B say so (analysis/run_state.py)")

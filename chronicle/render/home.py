@@ -118,7 +118,7 @@ def render_home(i: HomeInputs, out: dict[str, str | bytes], lang: Language) -> s
     return render(
         "home.md.j2", lang, title=i.config.site.title, run_name=i.config.run.name,
         sections=list(i.sections), has_data=bool(len(series) or days),
-        run_start=i.config.run.start,
+        run_start=i.config.run.start, run_example=i.config.run.example,
         stale=list(i.stale), waiting=list(i.waiting), head_sha256=i.head_sha256,
         day_now=day_of_run(i.config, now.date()) if now else 0,
         planned_days=i.config.run.planned_days,

@@ -43,10 +43,20 @@ def check_scaffold_values(config: RunConfig) -> None:
             ("github.repo", gh.repo, EXAMPLE_REPO),
         ) if value == example
     ]
-    if found:
-        raise ConfigError(str(config.root / CONFIG_NAME), [
-            f"{key}: still the scaffold's example {value!r}; set your run's value before "
-            "the first snapshot (nothing was fetched or written)" for key, value in found])
+    problems = [f"{key}: still the scaffold's example {value!r}; set your run's value "
+                "before the first snapshot (nothing was fetched or written)"
+                for key, value in found]
+    if config.run.example:
+        run = config.run
+        problems.append(
+            f"run.example: true: the run: values are still the scaffold's examples "
+            f"({run.name!r}, start {run.start.isoformat()}, {run.planned_days} days, "
+            f"{run.token_budget:g} tokens, {run.accelerators.count} "
+            f"{run.accelerators.kind}); set your run's name, start, planned_days, "
+            "token_budget, accelerators and prices, then delete the `example: true` line "
+            "(nothing was fetched or written)")
+    if problems:
+        raise ConfigError(str(config.root / CONFIG_NAME), problems)
 
 
 def check_as_of(config: RunConfig, store: Store, as_of: datetime, now: datetime) -> None:

@@ -55,6 +55,7 @@ def live_servers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Li
     assert CliRunner().invoke(main, ["init", str(root)]).exit_code == 0
     data = yaml.safe_load((root / "chronicle.yml").read_text())
     data["run"]["start"] = "2026-08-20"
+    data["run"].pop("example", None)  # the run values are set
     data["wandb"].update({"entity": "e", "project": "p", "runs": [HERO], "timeout_seconds": 2})
     with FakeGithub.from_fixture() as gh, FakeWandb(api_key=SENTINEL) as wb:
         add_run(wb)

@@ -276,6 +276,7 @@ def _scaffold(root: Path) -> None:
     assert _cli("init", str(root)).exit_code == 0
     data = yaml.safe_load((root / "chronicle.yml").read_text())
     data["run"]["start"] = "2026-08-20"
+    data["run"].pop("example", None)  # the run values are set
     data["wandb"].update({"entity": "e", "project": "p", "runs": [HERO], "timeout_seconds": 1})
     data["github"] = {"repo": "marin-community/marin", "issues": [8506, 8453],
                       "labels": ["hero-run"], "failure_labels": ["incident"],
