@@ -11,6 +11,7 @@ from chronicle.analysis.signals import (
     signals,
 )
 from chronicle.render.i18n import ENGLISH, language
+from chronicle.render.panels import risk_timeline
 from chronicle.render.signals import (
     drop_rows,
     dropping_verdict,
@@ -159,3 +160,29 @@ def test_the_feeds_titles_gain_the_verdict_and_keep_the_rest() -> None:
     doc = {"items": [{"id": guid, "title": "Day 3"}, {"id": "other", "title": "Day 2"}]}
     titles = [i["title"] for i in _fill_json(doc, {}, {guid: "stalled"})["items"]]
     assert titles == ["Day 3 · stalled", "Day 2"]
+
+
+def test_the_risk_timeline_draws_each_stretch_in_the_status_it_had() -> None:
+    # A risk watched over the whole run that waited for the context change at 82% is
+    # drawn upcoming until then and triggered after, not triggered from 0% to 100%.
+    def day(date: str, status: str, evidence: str | None = None) -> dict[str, Any]:
+        return {"date": date, "risks": [{**_risk("rebound", status, evidence),
+                                         "watch": [0.0, 1.0]}]}
+
+    history = [day("2026-11-01", "upcoming"), day("2026-11-02", "upcoming"),
+               day("2026-11-03", "triggered", "2026-11-03"),
+               day("2026-11-04", "triggered", "2026-11-03")]
+    fraction_of = {"2026-11-01": 0.80, "2026-11-02": 0.82, "2026-11-03": 0.84,
+                   "2026-11-04": 0.86}
+    [row] = risk_rows(history[-1]["risks"], fraction_of, history)
+    assert row["segments"] == [(0.0, 0.82, "upcoming"), (0.82, 0.86, "triggered")]
+    assert row["at"] == 0.84
+    spec = risk_timeline([row], 0.86, title="", description="d", lang=ENGLISH)
+    stretches = spec["datasets"]["stretches"]
+    assert [(s["f"], s["f2"], s["status"]) for s in stretches] == [
+        (0.0, 0.82, "upcoming"), (0.82, 0.86, "triggered")]
+    # The triangle is in the legend, white-edged; "now" is written on its rule.
+    fired = next(lay for lay in spec["layer"] if "shape" in lay.get("encoding", {}))
+    assert fired["encoding"]["shape"]["scale"]["domain"] == ["fired here"]
+    assert fired["mark"]["stroke"] == "white"
+    assert spec["datasets"]["now"] == [{"f": 0.86, "t": "now"}]

@@ -112,29 +112,44 @@ def regime_chart(rows: Sequence[Mapping[str, Any]], regime_title: str,
 def risk_timeline(risks: Sequence[Mapping[str, Any]], now: float | None, *, title: str,
                   description: str, lang: Language, height: int | None = None
                   ) -> dict[str, Any]:
-    """Return one row per risk over the budget fraction: its watch window coloured by
-    status, the point where it triggered, and a rule where the run is now.
+    """Return one row per risk over the budget fraction: its watch window outlined, each
+    stretch of the run so far filled with the status the risk had then (a risk upcoming
+    until 82% is not drawn as triggered from 0%), a triangle where it fired (in the
+    legend) and a labelled rule where the run is now.
 
-    `risks`: {"title", "lo", "hi", "status", "at" (fraction it triggered at, or None)}.
+    `risks`: {"title", "lo", "hi", "status", "at" (fraction it fired at, or None),
+    "segments": [(from, to, status)] (the run so far; none: the window in its status)}.
     """
     _ = lang.gettext
     if not risks:
         return v.no_data(title, description, lang, height or 120)
     data = v.Datasets()
-    statuses = [s for s in RISK_COLORS if any(r["status"] == s for r in risks)]
+    stretches = []
+    for r in risks:
+        segments = r.get("segments")
+        if segments is None:  # no history: the window in the status it has
+            segments = [(r["lo"], r["hi"], r["status"])]
+        for lo, hi, status in segments:
+            stretches.append({"risk": r["title"], "f": v.num(lo, 6), "f2": v.num(hi, 6),
+                              "status": lang.term(status, "risk status"),
+                              "window": f"{r['lo']:.0%}–{r['hi']:.0%}"})
+    statuses = [s for s in RISK_COLORS
+                if any(lang.term(s, "risk status") == x["status"] for x in stretches)]
     rows = [{"risk": r["title"], "f": v.num(r["lo"], 6), "f2": v.num(r["hi"], 6),
-             "status": lang.term(r["status"], "risk status"),
-             "window": f"{r['lo']:.0%}–{r['hi']:.0%}",
              "label": _("{risk}: {status}").format(
                  risk=r["title"], status=lang.term(r["status"], "risk status"))}
             for r in risks]
     # Titles are written above their bars across the whole width: a y axis would cut them.
     y = alt.Y("risk:N", title=None, sort=None, scale=alt.Scale(paddingInner=0.15),
               axis=None)
+    band: dict[str, Any] = {"cornerRadius": 2, "height": alt.RelativeBandSize(band=0.45),
+                            "yOffset": 6}
     windows = alt.Chart(data.add("risks", rows))
     layers = [
-        windows.mark_bar(cornerRadius=2, height=alt.RelativeBandSize(band=0.45), yOffset=6,
-                         stroke=v.NEUTRAL, strokeWidth=0.5).encode(
+        # The whole window, outlined: what is not filled the run has not reached yet.
+        windows.mark_bar(**band, fill=None, stroke=v.NEUTRAL, strokeWidth=1).encode(
+            x=_frac_x(lang), x2="f2", y=y),
+        alt.Chart(data.add("stretches", stretches)).mark_bar(**band).encode(
             x=_frac_x(lang), x2="f2", y=y,
             # A status is a keyword of the record; the chart says its word (the legend too).
             color=alt.Color("status:N", scale=v.color_scale(
@@ -147,15 +162,24 @@ def risk_timeline(risks: Sequence[Mapping[str, Any]], now: float | None, *, titl
         windows.mark_text(align="left", baseline="top", x=0, yOffset=-13, fontSize=11,
                           limit=400, color=v.TEXT).encode(y=y, text=alt.Text("label:N")),
     ]
-    fired = [{"risk": r["title"], "f": v.num(r["at"], 6)} for r in risks
+    fired_word = _("fired here")
+    fired = [{"risk": r["title"], "f": v.num(r["at"], 6), "mark": fired_word} for r in risks
              if r.get("at") is not None]
     if fired:
+        # White-edged, so it shows on the dark red of a triggered stretch; named in the legend.
         layers.append(alt.Chart(data.add("fired", fired)).mark_point(
-            shape="triangle-down", filled=True, size=90, color="#d62728", yOffset=6).encode(
-            x=_frac_x(lang), y=y))
+            filled=True, size=110, color="#d62728", stroke="white", strokeWidth=1.2,
+            yOffset=6, opacity=1).encode(
+            x=_frac_x(lang), y=y,
+            shape=alt.Shape("mark:N", scale=alt.Scale(domain=[fired_word],
+                                                      range=["triangle-down"]),
+                            legend=alt.Legend(orient="top", title=None))))
     if now is not None:
-        layers.append(alt.Chart(data.add("now", [{"f": v.num(now, 6), "t": _("now")}]))
-                      .mark_rule(color=v.NEUTRAL, strokeWidth=2).encode(x=_frac_x(lang)))
+        here = alt.Chart(data.add("now", [{"f": v.num(now, 6), "t": _("now")}]))
+        layers += [here.mark_rule(color=v.NEUTRAL, strokeWidth=2).encode(x=_frac_x(lang)),
+                   here.mark_text(color=v.TEXT, align="center", baseline="bottom", y=0,
+                                  dy=-2, fontSize=10).encode(x=_frac_x(lang),
+                                                             text=alt.Text("t:N"))]
     return v.to_spec(v.layered(layers, title, description, lang,
                                height=height or max(90, 38 * len(risks))), data)
 

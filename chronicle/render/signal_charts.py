@@ -105,7 +105,8 @@ def risks_signal(config: RunConfig, days: Sequence[Mapping[str, Any]],
     what = _("Timeline of the run's risk points over the token budget: each one's watch "
              "window, coloured by status, a triangle where it fired and a line where the "
              "run is now")
-    spec = risk_timeline(risk_rows(records, fraction_of), now, title=_(title) if title else "",
+    spec = risk_timeline(risk_rows(records, fraction_of, history), now,
+                         title=_(title) if title else "",
                          description=_("{what}. {verdict}").format(what=what,
                                                                    verdict=sentence),
                          lang=lang, height=height)

@@ -114,18 +114,45 @@ def dropping_verdict(f: Mapping[str, Any], lang: Language) -> str:
     return text + _(".")
 
 
-def risk_rows(records: Sequence[Mapping[str, Any]],
-              fraction_of: Mapping[str, float]) -> list[dict[str, Any]]:
-    """Return the risk timeline's rows from a day's risk records (`fraction_of`: day ->
-    budget fraction, to place where each triggered)."""
+def risk_rows(records: Sequence[Mapping[str, Any]], fraction_of: Mapping[str, float],
+              history: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
+    """Return the risk timeline's rows from the newest day's risk records (`fraction_of`:
+    day -> budget fraction, to place where each fired). With the days' `history` (each
+    day's sealed `risks`, oldest first), each row also has its `segments`: the stretches
+    of its window the run has passed, each in the status the risk had then."""
     out = []
     for r in records:
         watch = r.get("watch") or [0.0, 0.0]
+        lo, hi = float(watch[0]), float(watch[1])
         at = None
         if r.get("status") == "triggered" and r.get("evidence"):
             at = fraction_of.get(r["evidence"].get("date"))
-        out.append({"title": r.get("title") or r["id"], "lo": float(watch[0]),
-                    "hi": float(watch[1]), "status": r["status"], "at": at})
+        row: dict[str, Any] = {"title": r.get("title") or r["id"], "lo": lo, "hi": hi,
+                               "status": r["status"], "at": at}
+        if history:
+            row["segments"] = _segments(r["id"], lo, hi, fraction_of, history)
+        out.append(row)
+    return out
+
+
+def _segments(rid: str, lo: float, hi: float, fraction_of: Mapping[str, float],
+              history: Sequence[Mapping[str, Any]]) -> list[tuple[float, float, str]]:
+    """Return [(from, to, status)] of a risk's window the run has passed: each day's
+    status from the fraction where the day before ended to where it ended."""
+    out: list[tuple[float, float, str]] = []
+    before = 0.0
+    for h in history:
+        f = fraction_of.get(h["date"])
+        rec = next((x for x in h.get("risks") or () if x.get("id") == rid), None)
+        if f is None or rec is None:
+            continue
+        a, b = max(before, lo), min(f, hi)
+        if b > a:
+            if out and out[-1][2] == rec["status"] and abs(out[-1][1] - a) < 1e-12:
+                out[-1] = (out[-1][0], b, rec["status"])
+            else:
+                out.append((a, b, rec["status"]))
+        before = max(before, f)
     return out
 
 
