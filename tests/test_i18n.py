@@ -27,6 +27,7 @@ from chronicle.render.record_text import (
     inference_text,
 )
 from tests.support.catalog import extract, read, translated
+from tests.support.paths import REPO
 
 HAN = re.compile(r"[\u4e00-\u9fff]")
 PLACEHOLDERS = re.compile(r"\{[a-z_]+\}|%\([a-z_]+\)s")
@@ -218,3 +219,15 @@ def test_a_template_compiled_in_one_language_renders_in_another() -> None:
     again = failures_page([still_open], None, ENGLISH)
     assert "09:00 – open</a>" in english and english == again
     assert "09:00 – 未结束</a>" in chinese and "open</a>" not in chinese
+
+
+def test_no_message_is_marked_inside_an_f_string() -> None:
+    # Babel's extractor reads an f-string as one string: a `_("...")` inside one never
+    # reaches the catalog, and its words stay English on every Chinese page (as "The
+    # three signals" did in every Chinese feed item).
+    inside = re.compile(r"""\bf(["']).*\{[^}]*\b(_|gettext|ngettext|N_)\(""")
+    found = [f"{path.relative_to(REPO)}:{n}"
+             for path in sorted((REPO / "chronicle").rglob("*.py"))
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if inside.search(line)]
+    assert found == []

@@ -406,3 +406,20 @@ def test_each_signal_says_its_one_verdict_everywhere(built: tuple[Built, Path]) 
                 assert verdict in words, (base, name)
         for point in data["risks"]["points"]:
             assert point["verdict"] in pages["risks"], point
+
+
+def test_the_chinese_chrome_and_feed_items_say_their_words_in_chinese(
+        built: tuple[Built, Path]) -> None:
+    # Words the theme takes from mkdocs.yml (the colour toggle, the heading permalink)
+    # and the feed items' own headings were English on every Chinese page.
+    _, site = built
+    english = ("Dark mode", "Light mode", "Permanent link", "The three signals",
+               "The chart as SVG", "Key figures")
+    for path in [*sorted((site / "zh").rglob("*.html")),
+                 site / "zh" / "feed_rss_created.xml", site / "zh" / "feed_json_created.json"]:
+        text = html.unescape(path.read_text(encoding="utf-8"))
+        assert not [w for w in english if w in text], path
+    home = (site / "zh" / "index.html").read_text(encoding="utf-8")
+    assert "深色模式" in home or "浅色模式" in home
+    day = (site / "zh" / "days" / f"{DATES[0]}.html").read_text(encoding="utf-8")
+    assert 'title="永久链接"' in day

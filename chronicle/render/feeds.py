@@ -141,6 +141,10 @@ def day_item_html(day: DaySummary, site_url: str, image: str | None, image_alt: 
     (`image`: its path under the site; a PNG where there is one, linking the SVG), the key
     figures and the three signals' verdicts as of the day's sealing."""
     _ = lang.gettext
+    # Words said outside the f-strings: the catalog's extractor does not look inside one.
+    as_svg, key_title, figure, this_day, change_word, signals_title = (
+        _("The chart as SVG"), _("Key figures"), _("Figure"), _("This day"), _("Change"),
+        _("The three signals"))
     page = f"{site_url}days/{day['date']}.html"
     # The sealed summary is English; another language writes its own from the numbers.
     summary = str(day.get("summary") or "") if lang.english else write_summary(day, lang)
@@ -149,16 +153,16 @@ def day_item_html(day: DaySummary, site_url: str, image: str | None, image_alt: 
         svg = image.rsplit(".", 1)[0] + ".svg"
         parts.append(f'<p><a href="{escape(page)}"><img src="{escape(site_url + image)}" '
                      f'alt="{escape(image_alt)}" width="720"></a><br>'
-                     f'<a href="{escape(site_url + svg)}">{escape(_("The chart as SVG"))}</a></p>')
+                     f'<a href="{escape(site_url + svg)}">{escape(as_svg)}</a></p>')
     rows = "".join(f"<tr><td>{escape(label)}</td><td>{escape(now)}</td><td>{escape(change)}"
                    "</td></tr>" for label, now, _b, change in key_figures(day, lang) if now != "—")
-    parts.append(f"<h3>{escape(_('Key figures'))}</h3><table><tr><th>{escape(_('Figure'))}"
-                 f"</th><th>{escape(_('This day'))}</th><th>{escape(_('Change'))}</th></tr>"
+    parts.append(f"<h3>{escape(key_title)}</h3><table><tr><th>{escape(figure)}"
+                 f"</th><th>{escape(this_day)}</th><th>{escape(change_word)}</th></tr>"
                  f"{rows}</table>")
     if verdicts:
         items = "".join(f"<li><strong>{escape(name)}:</strong> {escape(text)}</li>"
                         for name, text in verdicts)
-        parts.append(f"<h3>{escape(_('The three signals'))}</h3><ul>{items}</ul>")
+        parts.append(f"<h3>{escape(signals_title)}</h3><ul>{items}</ul>")
     parts.append(f'<p><a href="{escape(page)}">'
                  + escape(_("Read the entry for {date}").format(date=lang.date(day["date"])))
                  + "</a></p>")

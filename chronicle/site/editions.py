@@ -33,7 +33,7 @@ from chronicle.executor import Executor
 from chronicle.render.day_charts import day_charts
 from chronicle.render.day_edition import RECORD_ROOT, edition_day_page
 from chronicle.render.embed import spec_json
-from chronicle.render.i18n import DEFAULT, NAMES, Language, edition_dir
+from chronicle.render.i18n import DEFAULT, N_, NAMES, Language, edition_dir
 from chronicle.render.svg import build_workers, render_statics
 from chronicle.site.build_cache import BuildCache, Caches, entry_key
 from chronicle.site.citable import day_sections, edition_url
@@ -79,6 +79,32 @@ def twins(languages: tuple[str, ...], code: str, dest_uri: str) -> list[dict[str
             for lang in languages]
 
 
+# The scaffold's words in the theme's chrome that Material takes from mkdocs.yml rather
+# than from its own translations: said in the edition's language when the catalog knows
+# them (a chronicle's own wording is kept as written).
+CHROME_WORDS = (N_("Dark mode"), N_("Light mode"))
+PERMALINK_TITLE = N_("Permanent link")
+
+
+def localized_palette(palette: Any, lang: Language) -> Any:
+    """Return the theme's palette with each toggle's name in `lang` (a copy)."""
+    if not isinstance(palette, list):
+        return palette
+    out = []
+    for entry in palette:
+        toggle = entry.get("toggle") if isinstance(entry, dict) else None
+        if isinstance(toggle, dict) and isinstance(toggle.get("name"), str):
+            entry = {**entry, "toggle": {**toggle, "name": lang.gettext(toggle["name"])}}
+        out.append(entry)
+    return out
+
+
+def localize_toc(toc: dict[str, Any], lang: Language) -> None:
+    """Keep a Chinese heading's words in its anchor, and title its permalink in `lang`."""
+    toc.setdefault("slugify", slugify(case="lower"))
+    toc.setdefault("permalink_title", lang.gettext(PERMALINK_TITLE))
+
+
 def localize_config(config: MkDocsConfig, run: RunConfig, lang: Language) -> None:
     """Turn the English mkdocs config into the config of the `lang` edition (in place)."""
     code = lang.code
@@ -98,9 +124,9 @@ def localize_config(config: MkDocsConfig, run: RunConfig, lang: Language) -> Non
     # Python-Markdown's default slugify drops every non-ASCII character, so Chinese
     # headings would get the anchors #_1, #_2...: keep the words (#关键数字), so a link to
     # a section says where it goes. A chronicle's own slugify is left alone.
-    toc = config.mdx_configs.setdefault("toc", {})
-    if "slugify" not in toc:
-        toc["slugify"] = slugify(case="lower")
+    localize_toc(config.mdx_configs.setdefault("toc", {}), lang)
+    if "palette" in config.theme:
+        config.theme["palette"] = localized_palette(config.theme["palette"], lang)
     # The site's own script and style and the vega bundle live once, at the root.
     config.extra_css = [_root_asset(p) for p in config.extra_css]
     config.extra_javascript = [_root_script(p) for p in config.extra_javascript]

@@ -28,7 +28,14 @@ from chronicle.executor import Executor
 from chronicle.render.i18n import DEFAULT, NAMES, Language, edition_dir, language
 from chronicle.site.build_cache import Caches
 from chronicle.site.citable import edition_url, feed_links
-from chronicle.site.editions import LOCALE_FOLDER, EditionFiles, alternates, translate_nav
+from chronicle.site.editions import (
+    LOCALE_FOLDER,
+    PERMALINK_TITLE,
+    EditionFiles,
+    alternates,
+    localized_palette,
+    translate_nav,
+)
 from chronicle.site.inputs import BuildInputs
 from chronicle.site.pages import BUNDLE, SCRIPT, SECTIONS, STYLESHEET, THEME_DIR, complete_nav
 from chronicle.site.sources import edition_sources
@@ -111,6 +118,8 @@ def edition_config(base: Mapping[str, Any], config: RunConfig, lang: Language
         nav, {s.path: s.title for s in SECTIONS}, lang)
     theme = dict(base.get("theme") or {"name": "material"})
     theme["language"] = lang.code
+    if lang.code != DEFAULT and "palette" in theme:
+        theme["palette"] = localized_palette(theme["palette"], lang)
     theme["custom_dir"] = "overrides"
     # Zensical's default look is its own ("modern"); chronicle's style and the template
     # overrides are Material's, which Zensical calls "classic" (mkdocs ignores the key).
@@ -142,6 +151,7 @@ def edition_config(base: Mapping[str, Any], config: RunConfig, lang: Language
             if entry == "toc" or (isinstance(entry, dict) and "toc" in entry):
                 toc = dict((entry.get("toc") or {}) if isinstance(entry, dict) else {})
                 toc.setdefault("slugify", _CaseLowerSlugify())
+                toc.setdefault("permalink_title", lang.gettext(PERMALINK_TITLE))
                 entry = {"toc": toc}
             extensions.append(entry)
         out["markdown_extensions"] = extensions
