@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -231,6 +232,11 @@ def test_changes_page_feed_and_markers(world: World) -> None:
     assert page.index("#8625") < page.index("#8620")  # newest first
     assert 'href="days/2026-08-24.html"' in page
     assert "https://github.com/marin-community/marin/pull/8620" in page
+    # Each change is its sentence, which names its kind: no "Config: Config …" label.
+    text = re.sub(r"<[^>]+>", "", page)
+    for word in ("Config", "Pull request", "Context length", "Data-mixture stage"):
+        assert f"{word}: {word}" not in text
+    assert "Pull request #8620 merged" in text
     feed = feedparser.parse(str(site / "feed_changes.xml"))
     assert len(feed.entries) == len(world.changes["changes"])
     assert {e.id for e in feed.entries} == {

@@ -40,7 +40,9 @@ METHOD_PREFIX = "chronicle.days."
 # /6: text on a chart (marker and alert names) in one dark grey, 7:1 on white (the
 #     marker names were in their kind's colour, alert names mid-grey: 2.6-3.5:1).
 # /7: a health check's silence is written as a duration (7 h 40 min, not "460 min").
-DAY_PAGE = "chronicle.day_page/7"
+# /8: a change of the day is its sentence alone ("Config trainer.x: 1 → 2", not
+#     "Config: Config trainer.x: 1 → 2": the sentence names its kind).
+DAY_PAGE = "chronicle.day_page/8"
 
 
 @dataclass(frozen=True)
