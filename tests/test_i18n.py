@@ -231,3 +231,16 @@ def test_no_message_is_marked_inside_an_f_string() -> None:
              for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
              if inside.search(line)]
     assert found == []
+
+
+def test_chinese_terms_follow_the_glossary() -> None:
+    # One term per concept (docs: the zh glossary our readers expect): no translation
+    # says a word the glossary replaces, and a change of a share is in 个百分点, not pp.
+    from chronicle.render.formats import fmt_points
+
+    avoid = ("加速器时", "有效产出率", "计算步", "事故", "已过去", "拍摄于", "档案", "塌缩",
+             "验证损失", "tok/s")
+    said = [m.string for m in read("zh") if m.id and m.string]
+    flat = [s if isinstance(s, str) else " ".join(s) for s in said]
+    assert [(w, s) for s in flat for w in avoid if w in s] == []
+    assert ZH.points(0.0123) == "+1.2 个百分点" and fmt_points(0.0123) == "+1.2 pp"

@@ -34,11 +34,14 @@ from chronicle.render.sanitize import comment_block, plain_text
 CHART_ORDER = ("loss", "throughput", "moe", "grad_norm")
 
 
-def _change(now: Any, before: Any, digits: int, pct: bool = False) -> str:
+def _change(now: Any, before: Any, digits: int, pct: bool = False,
+            lang: Language | None = None) -> str:
     if not finite(now) or not finite(before):
         return MISSING
     delta = float(now) - float(before)
-    return fmt_points(delta, 1) if pct else fmt_signed(delta, digits)
+    if pct:
+        return fmt_points(delta, 1, zh=lang is not None and lang.zh)
+    return fmt_signed(delta, digits)
 
 
 def key_figures(day: DaySummary, lang: Language) -> list[tuple[str, str, str, str]]:
@@ -65,13 +68,15 @@ def key_figures(day: DaySummary, lang: Language) -> list[tuple[str, str, str, st
          "", ""),
         (_("Sustained throughput"), fmt_si(thr["sustained_tokens_per_second"], tok_s), "", ""),
         (_("Goodput (sustained ÷ compute)"), fmt_pct(thr["goodput"]),
-         fmt_pct(prev.get("goodput")), _change(thr["goodput"], prev.get("goodput"), 1, pct=True)),
+         fmt_pct(prev.get("goodput")), _change(thr["goodput"], prev.get("goodput"), 1, pct=True,
+                                                    lang=lang)),
         (_("MFU p50 ({unit})").format(unit=_(thr.get("mfu_unit", "percent"))),
          fmt_num(thr["mfu_p50"], 1, unit), fmt_num(prev.get("mfu_p50"), 1, unit),
          _change(thr["mfu_p50"], prev.get("mfu_p50"), 1)),
         (_("MoE drop fraction, max"), fmt_pct(moe["drop_fraction_max"], 2),
          fmt_pct(prev.get("drop_fraction_max"), 2),
-         _change(moe["drop_fraction_max"], prev.get("drop_fraction_max"), 2, pct=True)),
+         _change(moe["drop_fraction_max"], prev.get("drop_fraction_max"), 2,
+                 pct=True, lang=lang)),
         (_("Gradient norm, max"), fmt_num(gn["max"]), fmt_num(prev.get("grad_norm_max")),
          _change(gn["max"], prev.get("grad_norm_max"), 3)),
         (_("Time without telemetry"), lang.duration(day["downtime_seconds"]),

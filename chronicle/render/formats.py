@@ -65,11 +65,12 @@ def fmt_pct(value: Any, digits: int = 1) -> str:
     return fmt_num(float(value) * 100, digits, "%")
 
 
-def fmt_points(value: Any, digits: int = 1) -> str:
-    """Return a change of a fraction in percentage points (+1.2 pp, 0.0 pp)."""
+def fmt_points(value: Any, digits: int = 1, *, zh: bool = False) -> str:
+    """Return a change of a fraction in percentage points (+1.2 pp, 0.0 pp; on Chinese
+    pages +1.2 个百分点)."""
     if not finite(value):
         return MISSING
-    return fmt_signed(float(value) * 100, digits, " pp")
+    return fmt_signed(float(value) * 100, digits, " 个百分点" if zh else " pp")
 
 
 def _sig(value: float, digits: int) -> str:

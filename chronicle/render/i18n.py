@@ -104,6 +104,9 @@ class Language:
     def usd(self, value: Any, digits: int = 0) -> str:
         return formats.fmt_usd(value, digits, zh=self.zh)
 
+    def points(self, value: Any, digits: int = 1) -> str:
+        return formats.fmt_points(value, digits, zh=self.zh)
+
     def duration(self, seconds: Any) -> str:
         return formats.fmt_duration(seconds, zh=self.zh)
 
