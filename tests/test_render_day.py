@@ -139,3 +139,32 @@ def test_first_day_has_no_previous_link_and_nulls_render() -> None:
 def test_charts_and_svgs_must_match() -> None:
     with pytest.raises(ValueError, match="grad_norm"):
         render_day_files(make_day(), {"loss": SPEC}, {"loss": "", "grad_norm": ""}, CONFIG)
+
+
+def test_a_gap_still_open_is_drawn_as_long_as_it_has_lasted() -> None:
+    # Its downtime was named in the legend but drawn with no width (from its last row to
+    # its last row).
+    from datetime import UTC, datetime, timedelta
+
+    import numpy as np
+
+    from chronicle.analysis.series import Series
+    from chronicle.models import FailureRecord
+    from chronicle.render.day_charts import run_marks
+    from chronicle.render.i18n import ENGLISH
+    from tests.support.config import make_config
+
+    t0 = datetime(2026, 8, 21, 6, tzinfo=UTC)
+    ts = t0.timestamp() + np.arange(10) * 60.0
+    series = Series(step=np.arange(10) * 10, timestamp=ts,
+                    run=np.array(["r"] * 10, dtype=object), values={})
+    last = datetime.fromtimestamp(float(ts[-1]), tz=UTC)
+    gap = FailureRecord("gap-r-90", "gap", last, None, "no metrics since step 90",
+                        detail={"step": 90, "seconds": 7200.0})
+    marks = run_marks(series, [gap], make_config(), ENGLISH,
+                      end=(t0 + timedelta(hours=18)).timestamp())
+    [span] = marks.spans
+    assert (span.x0, span.x1) == (ts[-1], ts[-1] + 7200.0)
+    # Cut at the chart's end.
+    [cut] = run_marks(series, [gap], make_config(), ENGLISH, end=ts[-1] + 600).spans
+    assert cut.x1 == ts[-1] + 600

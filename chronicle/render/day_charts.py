@@ -78,7 +78,12 @@ def run_marks(series: Series, failures: Sequence[FailureRecord], config: RunConf
             continue
         what = failure_text(f, lang)[:80]
         if f.kind in ("gap", "fork"):
-            stop = f.end.timestamp() if f.end else max(last, t)
+            # A gap still open lasts as long as its record says it had by then (its
+            # `detail.seconds`): drawn from its last row, not a span of no width that the
+            # legend would name but no reader could see.
+            so_far = (f.detail or {}).get("seconds") if f.end is None else None
+            stop = (f.end.timestamp() if f.end else
+                    t + float(so_far) if isinstance(so_far, int | float) else max(last, t))
             spans.append(Span(t, min(stop, end), what))
         else:
             events.append(Event(t, "failure", what))

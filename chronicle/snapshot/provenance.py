@@ -42,7 +42,8 @@ METHOD_PREFIX = "chronicle.days."
 # /7: a health check's silence is written as a duration (7 h 40 min, not "460 min").
 # /8: a change of the day is its sentence alone ("Config trainer.x: 1 → 2", not
 #     "Config: Config trainer.x: 1 → 2": the sentence names its kind).
-DAY_PAGE = "chronicle.day_page/8"
+# /9: a gap still open is shaded as long as it had lasted (it was a span of no width).
+DAY_PAGE = "chronicle.day_page/9"
 
 
 @dataclass(frozen=True)
