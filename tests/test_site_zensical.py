@@ -7,6 +7,7 @@ Zensical build publishes nothing; `chronicle render` writes a tree any engine bu
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -178,6 +179,13 @@ def test_zensical_search_finds_words_in_both_languages(both: tuple[Built, Path, 
     chinese = json.loads((zensical / "zh" / "search.json").read_text(encoding="utf-8"))
     assert chinese["config"]["lang"] == ["zh"]
     assert any(SEARCH_WORD in item["text"] for item in english["items"])
+    # A date is one word to Zensical's search (a hyphen between digits does not split),
+    # so "2026-08-21" finds that day, not every day holding 2026, 08 and 21.
+    from chronicle.site.tree import ZENSICAL_SEPARATOR
+
+    assert english["config"]["separator"] == ZENSICAL_SEPARATOR
+    assert re.split(ZENSICAL_SEPARATOR, "Day 2 · 2026-08-21 all-to-all") == [
+        "Day", "2", "·", "2026-08-21", "all", "to", "all"]
     assert any("丢弃" in item["text"] for item in chinese["items"])
 
 

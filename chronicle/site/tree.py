@@ -90,8 +90,16 @@ def read_mkdocs_yml(config: RunConfig) -> dict[str, Any]:
     return data
 
 
-def edition_config(base: Mapping[str, Any], config: RunConfig, lang: Language
-                   ) -> dict[str, Any]:
+# Zensical's search separator with one change: a hyphen between digits does not split, so
+# "2026-11-09" is one word and a date query finds its day first (split, it matched every
+# day whose title holds 2026, 11 and 09, the earliest listed first). Zensical splits a
+# query with the same separator as the index; Material does not (its query lexer keeps
+# lunr's own), so this is written for a Zensical build only.
+ZENSICAL_SEPARATOR = r'[\s_,:!=\[\]()\\"`/]+|\.(?!\d)|-(?!\d)|(?<!\d)-'
+
+
+def edition_config(base: Mapping[str, Any], config: RunConfig, lang: Language,
+                   zensical: bool = False) -> dict[str, Any]:
     """Return the mkdocs.yml of the `lang` edition's project: the chronicle's settings, and
     what the chronicle plugin would set at build time (site_url, names, nav, language,
     the language switch, the chronicle's feeds, style and script)."""
@@ -155,7 +163,7 @@ def edition_config(base: Mapping[str, Any], config: RunConfig, lang: Language
                 entry = {"toc": toc}
             extensions.append(entry)
         out["markdown_extensions"] = extensions
-    out["plugins"] = _plugins(base.get("plugins") or [], config, lang)
+    out["plugins"] = _plugins(base.get("plugins") or [], config, lang, zensical)
     return out
 
 
@@ -175,7 +183,8 @@ def _represent_slugify(dumper: _Dumper, _value: _CaseLowerSlugify) -> yaml.Node:
 _Dumper.add_representer(_CaseLowerSlugify, _represent_slugify)
 
 
-def _plugins(entries: list[Any], config: RunConfig, lang: Language) -> list[Any]:
+def _plugins(entries: list[Any], config: RunConfig, lang: Language,
+             zensical: bool = False) -> list[Any]:
     out: list[Any] = []
     for entry in entries:
         name, options = (entry, {}) if isinstance(entry, str) else next(iter(entry.items()))
@@ -184,6 +193,8 @@ def _plugins(entries: list[Any], config: RunConfig, lang: Language) -> list[Any]
         options = dict(options or {})
         if name.endswith("search") and lang.code != DEFAULT:
             options["lang"] = [lang.code]  # Material segments Chinese with jieba
+        elif name.endswith("search") and zensical:
+            options.setdefault("separator", ZENSICAL_SEPARATOR)
         if name == "rss":
             image = options.get("image")
             if isinstance(image, str) and not image.startswith(("http://", "https://")):
@@ -240,8 +251,8 @@ def _copy(source: Path, target: Path) -> None:
 
 
 def write_edition(inputs: BuildInputs, lang: Language, tree: EditionTree,
-                  caches: Caches | None = None, executor: Executor | None = None
-                  ) -> EditionFiles:
+                  caches: Caches | None = None, executor: Executor | None = None,
+                  zensical: bool = False) -> EditionFiles:
     """Write the `lang` edition's project into `tree`; return its sources (a translated
     edition's day charts are drawn straight into the tree)."""
     config = inputs.config
@@ -265,7 +276,7 @@ def write_edition(inputs: BuildInputs, lang: Language, tree: EditionTree,
         elif path.is_dir() and not any(path.iterdir()):
             path.rmdir()
     _write_overrides(base, config, tree)
-    text = yaml.dump(edition_config(base, config, lang), Dumper=_Dumper,
+    text = yaml.dump(edition_config(base, config, lang, zensical), Dumper=_Dumper,
                      allow_unicode=True, sort_keys=False)
     _write(tree.config_file, HEADER + text)
     return sources

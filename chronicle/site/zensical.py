@@ -74,7 +74,7 @@ class EditionBuild:
                 "mkdocs")
         code = self.lang.code
         self._sources = write_edition(self.inputs, self.lang, self.tree, self.caches,
-                                      self.executor)
+                                      self.executor, zensical=True)
         # The charts' SVGs are drawn while Zensical builds the pages (a translated
         # edition's day charts came drawn into the tree).
         self._drawing = Drawing({p: c for p, c in self._sources.items() if code == DEFAULT
