@@ -7,8 +7,8 @@ Zensical build publishes nothing; `chronicle render` writes a tree any engine bu
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
