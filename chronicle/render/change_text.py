@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 
 from chronicle.models import parse_time
-from chronicle.render import fmt_pct, fmt_zh
+from chronicle.render import fmt_pct
 from chronicle.render.charts import Event
+from chronicle.render.formats import SI_DIGITS, fmt_si
 from chronicle.render.i18n import N_, Language
 
 KIND_TITLES = {
@@ -37,15 +38,30 @@ def value_text(value: Any, lang: Language, tokens: bool = False) -> str:
     if isinstance(value, Mapping) and "sha256" in value and "summary" in value:
         return f"{value['summary']} (sha256 {str(value['sha256'])[:12]}…)"
     if tokens and isinstance(value, int | float) and not isinstance(value, bool):
-        if lang.zh:
-            return fmt_zh(value) + " token"
-        return f"{value / 1e12:.3f}T tokens"
+        return token_text(value, lang)
     if isinstance(value, bool) or value is None:
         return json.dumps(value)
     if isinstance(value, int):
         return f"{value:,}"
     text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
     return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"
+
+
+def token_text(value: float, lang: Language, digits: int = SI_DIGITS) -> str:
+    """Return a token count the way the site writes one (18T tokens; 18万亿 token)."""
+    return fmt_si(value, zh=lang.zh, digits=digits) + (" token" if lang.zh else " tokens")
+
+
+def token_pair(before: Any, after: Any, lang: Language) -> tuple[str, str]:
+    """Return a budget change's two token counts with the site's three significant digits,
+    or as many more as it takes to tell them apart (18T → 17.8T, not 18.000T → 17.820T)."""
+    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in (before, after)):
+        return (value_text(before, lang, tokens=True), value_text(after, lang, tokens=True))
+    digits = SI_DIGITS
+    while digits < 9 and fmt_si(before, zh=lang.zh, digits=digits) == \
+            fmt_si(after, zh=lang.zh, digits=digits) and before != after:
+        digits += 1
+    return token_text(before, lang, digits), token_text(after, lang, digits)
 
 
 def _where(c: Mapping[str, Any], lang: Language) -> str:
@@ -69,8 +85,8 @@ def _sentence(c: Mapping[str, Any], lang: Language) -> tuple[str, str]:
         tail = _("; chronicle.yml says {budget}").format(
             budget=value_text(configured, lang, tokens=True)) if configured else ""
         return _("Implied token budget {before} → {after}{where}").format(
-            before=value_text(c["before"], lang, tokens=True),
-            after=value_text(c["after"], lang, tokens=True), where=where), tail
+            before=token_pair(c["before"], c["after"], lang)[0],
+            after=token_pair(c["before"], c["after"], lang)[1], where=where), tail
     if kind == "mixture":
         moved = (c.get("detail") or {}).get("movers") or []
         top = ", ".join(f"{m['key']} {m['before']:.3f} → {m['after']:.3f}" for m in moved[:3])
@@ -109,8 +125,8 @@ def marker_label(c: Mapping[str, Any], lang: Language) -> str:
         return _("mixture stage {before} → {after}").format(
             before=value_text(c["before"], lang), after=value_text(c["after"], lang))
     return _("budget {before} → {after}").format(
-        before=value_text(c["before"], lang, tokens=True),
-        after=value_text(c["after"], lang, tokens=True))
+        before=token_pair(c["before"], c["after"], lang)[0],
+        after=token_pair(c["before"], c["after"], lang)[1])
 
 
 def change_events(changes: Sequence[Mapping[str, Any]], lang: Language,

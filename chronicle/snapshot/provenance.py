@@ -43,7 +43,9 @@ METHOD_PREFIX = "chronicle.days."
 # /8: a change of the day is its sentence alone ("Config trainer.x: 1 → 2", not
 #     "Config: Config trainer.x: 1 → 2": the sentence names its kind).
 # /9: a gap still open is shaded as long as it had lasted (it was a span of no width).
-DAY_PAGE = "chronicle.day_page/9"
+# /10: a budget change in the site's three significant digits, or as many as tell its two
+#      values apart (18T → 17.8T, not 18.000T → 17.820T).
+DAY_PAGE = "chronicle.day_page/10"
 
 
 @dataclass(frozen=True)
