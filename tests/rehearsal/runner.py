@@ -138,6 +138,7 @@ def _set_up(scratch: Scratch, world: World) -> None:
     config_path = seed / "chronicle.yml"
     config = yaml.safe_load(config_path.read_text(encoding="utf-8"))
     config["run"]["start"] = START
+    config["run"].pop("example", None)  # its run values are set (init marks them examples)
     config["wandb"].update({"entity": ENTITY, "project": PROJECT, "runs": [RUN],
                             "timeout_seconds": 2})
     config["github"] = {"repo": world.github.world["repo"], "issues": [8506, 8453],
