@@ -13,7 +13,7 @@ def test_a_budget_change_keeps_three_digits_unless_more_tell_it_apart() -> None:
     assert token_pair(18e12, None, ENGLISH) == ("18T tokens", "unknown")
     change = {"kind": "budget", "before": 18e12, "after": 17.82036e12, "id": "b",
               "time": "2026-09-13T10:00:00Z", "step": 97_530, "budget_fraction": 0.25}
-    assert marker_label(change, ENGLISH) == "budget 18T tokens → 17.8T tokens"
+    assert marker_label(change, ENGLISH) == "budget 18T → 17.8T"  # short: not cut
     assert "18T tokens → 17.8T tokens at step 97,530 (25.0% of the budget)" in describe(
         change, ENGLISH)
-    assert marker_label(change, language("zh")) == "预算 18万亿 token → 17.82万亿 token"
+    assert marker_label(change, language("zh")) == "预算 18万亿 → 17.82万亿"

@@ -47,12 +47,15 @@ def value_text(value: Any, lang: Language, tokens: bool = False) -> str:
     return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"
 
 
-def token_text(value: float, lang: Language, digits: int = SI_DIGITS) -> str:
+def token_text(value: float, lang: Language, digits: int = SI_DIGITS,
+               unit: bool = True) -> str:
     """Return a token count the way the site writes one (18T tokens; 18万亿 token)."""
-    return fmt_si(value, zh=lang.zh, digits=digits) + (" token" if lang.zh else " tokens")
+    number = fmt_si(value, zh=lang.zh, digits=digits)
+    return number + (" token" if lang.zh else " tokens") if unit else number
 
 
-def token_pair(before: Any, after: Any, lang: Language) -> tuple[str, str]:
+def token_pair(before: Any, after: Any, lang: Language, unit: bool = True
+               ) -> tuple[str, str]:
     """Return a budget change's two token counts with the site's three significant digits,
     or as many more as it takes to tell them apart (18T → 17.8T, not 18.000T → 17.820T)."""
     if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in (before, after)):
@@ -61,7 +64,7 @@ def token_pair(before: Any, after: Any, lang: Language) -> tuple[str, str]:
     while digits < 9 and fmt_si(before, zh=lang.zh, digits=digits) == \
             fmt_si(after, zh=lang.zh, digits=digits) and before != after:
         digits += 1
-    return token_text(before, lang, digits), token_text(after, lang, digits)
+    return token_text(before, lang, digits, unit), token_text(after, lang, digits, unit)
 
 
 def _where(c: Mapping[str, Any], lang: Language) -> str:
@@ -124,9 +127,9 @@ def marker_label(c: Mapping[str, Any], lang: Language) -> str:
     if c["kind"] == "mixture":
         return _("mixture stage {before} → {after}").format(
             before=value_text(c["before"], lang), after=value_text(c["after"], lang))
-    return _("budget {before} → {after}").format(
-        before=token_pair(c["before"], c["after"], lang)[0],
-        after=token_pair(c["before"], c["after"], lang)[1])
+    # A marker's name is short, or the chart cuts it: "budget 18T → 17.8T".
+    before, after = token_pair(c["before"], c["after"], lang, unit=False)
+    return _("budget {before} → {after}").format(before=before, after=after)
 
 
 def change_events(changes: Sequence[Mapping[str, Any]], lang: Language,

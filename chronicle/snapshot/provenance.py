@@ -45,7 +45,8 @@ METHOD_PREFIX = "chronicle.days."
 # /9: a gap still open is shaded as long as it had lasted (it was a span of no width).
 # /10: a budget change in the site's three significant digits, or as many as tell its two
 #      values apart (18T → 17.8T, not 18.000T → 17.820T).
-DAY_PAGE = "chronicle.day_page/10"
+# /11: a budget marker's name without its unit ("budget 18T → 17.8T"): it was cut.
+DAY_PAGE = "chronicle.day_page/11"
 
 
 @dataclass(frozen=True)
