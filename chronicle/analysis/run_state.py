@@ -115,11 +115,6 @@ def run_state(series: Series, finish: Finish | None, config: RunConfig,
     return RunState(RUNNING, None, step)
 
 
-def finished_by(finish: Finish | None, when: float) -> float | None:
-    """Return the finish time if the run had finished by `when` (epoch s), else None."""
-    return finish.at if finish is not None and finish.at <= when else None
-
-
 def _newest_run(series: Series, runs: Sequence[RunRecord]) -> RunRecord | None:
     """Return the record of the W&B run that logged the newest row (None: no record)."""
     newest = str(series.run[int(np.argmax(series.timestamp))])
