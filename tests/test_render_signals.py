@@ -138,12 +138,12 @@ def test_a_feed_title_carries_the_days_verdict_in_a_few_words() -> None:
     day = {**CONTEXT_DAYS[2], "run_state": {"state": "finished"}, "risks": [risk],
            "prediction": {"outside_band": False, "residual": 0.001}}
     days = [*CONTEXT_DAYS[:2], day]
-    assert short_verdict(day, days, ENGLISH) == (
+    assert short_verdict(day, dropping_facts(days), ENGLISH) == (
         "run finished, loss on the prediction, dropping ×2.4, 1 risk point fired")
-    assert short_verdict(day, days, language("zh")) == (
+    assert short_verdict(day, dropping_facts(days), language("zh")) == (
         "运行已结束、损失符合预测、丢弃率 ×2.4、1 个风险点触发")
     # A quiet day says nothing: its title stays the page's.
-    assert short_verdict(CONTEXT_DAYS[0], CONTEXT_DAYS[:1], ENGLISH) == ""
+    assert short_verdict(CONTEXT_DAYS[0], dropping_facts(CONTEXT_DAYS[:1]), ENGLISH) == ""
 
 
 def test_the_feeds_titles_gain_the_verdict_and_keep_the_rest() -> None:

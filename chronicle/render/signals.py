@@ -21,7 +21,6 @@ from chronicle.analysis.signals import (
     BASELINE_RISK,
     PREDICTION_KEYS,
     drop_regimes,
-    dropping_facts,
 )
 from chronicle.render.formats import fmt_count, fmt_num, fmt_pct, fmt_plain
 from chronicle.render.i18n import N_, Language
@@ -233,12 +232,11 @@ def signals_json(facts: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
     }
 
 
-def short_verdict(day: Mapping[str, Any], upto: Sequence[Mapping[str, Any]],
-                  lang: Language) -> str:
+def short_verdict(day: Mapping[str, Any], drop: Mapping[str, Any], lang: Language) -> str:
     """Return a day's verdict in a few words, for its feed item's title: the run's state
     if it finished or stalled, the loss against the prediction, dropping against its
     baseline, a risk point that fired that day ("" when there is nothing to say).
-    `upto`: the sealed days up to it, oldest first."""
+    `drop`: token dropping as of the day (analysis/signals.py `dropping_facts`)."""
     _ = lang.gettext
     parts: list[str] = []
     state = (day.get("run_state") or {}).get("state")
@@ -250,7 +248,6 @@ def short_verdict(day: Mapping[str, Any], upto: Sequence[Mapping[str, Any]],
     if isinstance(pred, Mapping) and pred.get("outside_band") is not None:
         parts.append(_("loss off the prediction") if pred["outside_band"]
                      else _("loss on the prediction"))
-    drop = dropping_facts(upto)
     if drop.get("date") == day.get("date") and drop.get("ratio") is not None:
         parts.append(_("dropping ×{ratio}").format(ratio=fmt_num(drop["ratio"], 1)))
     fired = [r for r in day.get("risks") or ()

@@ -20,7 +20,7 @@ from xml.dom import minidom
 
 import yaml
 
-from chronicle.analysis.signals import dropping_facts, prediction_facts
+from chronicle.analysis.signals import prediction_facts
 from chronicle.render.feeds import day_item_html
 from chronicle.render.i18n import Language
 from chronicle.render.signals import (
@@ -54,7 +54,8 @@ def item_html(inputs: BuildInputs, lang: Language,
         if "prediction" in day:
             verdicts.append((_("Prediction"), prediction_verdict(
                 prediction_facts(upto), lang, configured=day.get("prediction") is not None)))
-        verdicts.append((_("Token dropping"), dropping_verdict(dropping_facts(upto), lang)))
+        verdicts.append((_("Token dropping"), dropping_verdict(inputs.dropping_by_day[i],
+                                                              lang)))
         if "risks" in day:
             verdicts.append((_("Risk points"), risks_verdict(day.get("risks") or [], lang)))
         image, alt = _image(inputs, day["date"], lang, files)
@@ -110,7 +111,7 @@ def item_verdicts(inputs: BuildInputs, lang: Language) -> dict[str, str]:
     url = edition_url(inputs.config, lang.code)
     out = {}
     for i, day in enumerate(inputs.days):
-        verdict = short_verdict(day, inputs.days[: i + 1], lang)
+        verdict = short_verdict(day, inputs.dropping_by_day[i], lang)
         if verdict:
             out[f"{url}days/{day['date']}.html"] = verdict
     return out

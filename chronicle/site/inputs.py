@@ -23,7 +23,7 @@ from chronicle.analysis.day_model import DaySummary
 from chronicle.analysis.mixture import weight_prefix
 from chronicle.analysis.run_state import RunState, run_finish, run_state
 from chronicle.analysis.series import Series, build_series, day_bounds
-from chronicle.analysis.signals import signals
+from chronicle.analysis.signals import dropping_facts, signals
 from chronicle.analysis.verdicts import watch_history
 from chronicle.clean import scrub_urls
 from chronicle.config import CONFIG_NAME, RunConfig
@@ -83,6 +83,12 @@ class BuildInputs:
     def signals(self) -> dict[str, Any]:
         """The three signals' figures as of the newest sealed day (analysis/signals.py)."""
         return signals(self.days)
+
+    @cached_property
+    def dropping_by_day(self) -> list[dict[str, Any]]:
+        """Token dropping as each sealed day's feed item says it: as of that day (the
+        item's text and its title read the same facts)."""
+        return [dropping_facts(self.days[: i + 1]) for i in range(len(self.days))]
 
     @cached_property
     def state(self) -> RunState:
