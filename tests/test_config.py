@@ -303,3 +303,21 @@ def test_a_risk_needs_a_window_or_a_change_and_rebound_needs_after() -> None:
     assert ok.watch.risks[0].watch == (0.0, 1.0) and ok.watch.risks[0].after == "sequence_length"
     with pytest.raises(ConfigError, match=r"risks\[0\]\.after: expected one of config"):
         parse_config(config_dict(risks=[{**risk, "after": "context"}]), Path("."))
+
+
+def test_site_titles_give_each_edition_its_title_and_the_default_is_translated() -> None:
+    from chronicle.render.i18n import ENGLISH, language, site_title
+
+    zh = language("zh")
+    config = parse_config(config_dict(), Path("."))
+    name = config.run.name
+    assert site_title(config, ENGLISH) == config.site.title == f"{name}: a chronicle"
+    assert site_title(config, zh) == f"{name} 训练纪事"
+    own = parse_config(config_dict(site__title="My run", site__titles={"zh": "我的训练"}),
+                       Path("."))
+    assert (site_title(own, ENGLISH), site_title(own, zh)) == ("My run", "我的训练")
+    written = parse_config(config_dict(site__title="My run"), Path("."))
+    assert site_title(written, zh) == "My run"  # an operator's title stays as written
+    with pytest.raises(ConfigError) as err:
+        parse_config(config_dict(site__titles={"en": "x", "zh": ""}), Path("."))
+    assert "site.titles.en" in str(err.value) and "site.titles.zh" in str(err.value)

@@ -40,6 +40,17 @@ MFU_UNITS = ("percent", "fraction")
 MAX_DAYS = 3650  # ten years: bounds `planned_days` and `simulated.days`
 DEFAULT_FAILURES_FILE = "failures.yml"
 
+
+def N_(message: str) -> str:
+    """Mark `message` for the catalog (as render/i18n.py's N_, which this stage cannot
+    import): it is translated where a page is rendered."""
+    return message
+
+
+# The site's title when chronicle.yml gives none; a message of the catalog, so each
+# edition says it in its language (render/i18n.py `site_title`).
+DEFAULT_TITLE = N_("{name}: a chronicle")
+
 # W&B keys kept in the store (fnmatch patterns). A real run logs thousands of keys
 # (per-layer router stats, 200 mixture weights); these are the ones readers watch.
 DEFAULT_KEYS: tuple[str, ...] = (
@@ -226,6 +237,21 @@ def _languages(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _titles(value: Any) -> dict[str, str]:
+    """The site's title in each translated edition: {zh: "..."}."""
+    problems = [(str(key), f"expected a translated language ({', '.join(LANGUAGES[1:])}); "
+                           "the English title is site.title")
+                for key in (value if isinstance(value, dict) else ())
+                if key not in LANGUAGES[1:]]
+    try:
+        titles: dict[str, str] = name_map(text(), '{zh: "训练纪事"}')(value)
+    except Invalid as err:
+        raise Invalid(problems=[*problems, *err.at("")]) from err
+    if problems:
+        raise Invalid(problems=problems)
+    return titles
+
+
 @dataclass(frozen=True, kw_only=True)
 class SealingSection:
     # A closed day waits for every source to answer; after this many days it is sealed
@@ -239,6 +265,8 @@ class SiteSection:
     url: str = option(site_url, doc="where the site is published")
     # "" until RunConfig's finish step derives it from the run's name.
     title: str = option(text(), default="", doc="site title (default '<run.name>: a chronicle')")
+    titles: dict[str, str] = option(_titles, factory=dict,
+                                    doc="the site title of each translated edition")
     author: str = option(text(), default="chronicle", doc="author shown in citations")
     license: str = option(text(), default="CC-BY-4.0", doc="licence of the chronicle")
     languages: tuple[str, ...] = option(_languages, default=("en",),
@@ -256,7 +284,8 @@ def finish_config(config: RunConfig) -> RunConfig:
             "wandb.runs", "list the W&B run ids of the lineage, or set wandb.group")])
     if config.site.title:
         return config
-    return replace(config, site=replace(config.site, title=f"{config.run.name}: a chronicle"))
+    title = DEFAULT_TITLE.format(name=config.run.name)
+    return replace(config, site=replace(config.site, title=title))
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -15,7 +15,7 @@ from chronicle.models import FailureRecord
 from chronicle.render import href, render
 from chronicle.render.day import one_line
 from chronicle.render.formats import finite
-from chronicle.render.i18n import Language
+from chronicle.render.i18n import Language, site_title
 from chronicle.render.record_text import failure_text
 
 ANCHOR_PREFIX = "failure:"
@@ -120,7 +120,7 @@ def _link_label(url: str) -> str:
 def about_page(config: RunConfig, lang: Language) -> str:
     """Return the About page: sources, method, verification and citing."""
     return render(
-        "about.md.j2", lang, title=config.site.title, run_name=config.run.name,
+        "about.md.j2", lang, title=site_title(config, lang), run_name=config.run.name,
         entity=config.wandb.entity, project=config.wandb.project, runs=config.wandb.runs,
         repo=config.github.repo, issues=config.github.issues, labels=config.github.labels,
         failure_labels=config.github.failure_labels, license=config.site.license,

@@ -22,7 +22,7 @@ from chronicle.config import RunConfig
 from chronicle.models import Archived, FailureRecord, RunRecord
 from chronicle.render import render
 from chronicle.render.day import one_line
-from chronicle.render.i18n import Language
+from chronicle.render.i18n import Language, site_title
 from chronicle.render.record_text import day_title, failure_text
 from chronicle.render.signal_charts import signal_panels
 
@@ -116,7 +116,7 @@ def render_home(i: HomeInputs, out: dict[str, str | bytes], lang: Language) -> s
     open_failures = [] if state.state == FINISHED else [
         {"what": failure_text(f, lang), "start": f.start} for f in i.failures if f.end is None]
     return render(
-        "home.md.j2", lang, title=i.config.site.title, run_name=i.config.run.name,
+        "home.md.j2", lang, title=site_title(i.config, lang), run_name=i.config.run.name,
         sections=list(i.sections), has_data=bool(len(series) or days),
         run_start=i.config.run.start, run_example=i.config.run.example,
         stale=list(i.stale), waiting=list(i.waiting), head_sha256=i.head_sha256,

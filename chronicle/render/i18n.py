@@ -21,10 +21,14 @@ import gettext as _gettext
 import io
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chronicle.config import LANGUAGES  # English first: the sealed record's language
+from chronicle.config.model import DEFAULT_TITLE
 from chronicle.render import formats, terms
+
+if TYPE_CHECKING:
+    from chronicle.config import RunConfig
 
 DEFAULT = LANGUAGES[0]
 DOMAIN = "chronicle"
@@ -63,6 +67,17 @@ class Language:
     def sep(self) -> str:
         """What joins two sentences: a space, or nothing after Chinese punctuation."""
         return "" if self.zh else " "
+
+    @property
+    def line(self) -> str:
+        """What ends a line inside a paragraph of a template: a newline, which a browser
+        shows as a space, or nothing in Chinese (`{{ lang.line -}}` before the next line)."""
+        return "" if self.zh else "\n"
+
+    def join_sentences(self, *parts: str) -> str:
+        """Return the non-empty `parts` as one run of sentences: a space between English
+        sentences, none between Chinese ones (after their full-width punctuation)."""
+        return self.sep.join(p for p in parts if p)
 
     # --- words ------------------------------------------------------------------------
     def gettext(self, message: str) -> str:
@@ -194,6 +209,20 @@ def language(code: str, overrides: Path | None = None) -> Language:
     if code == DEFAULT:
         return ENGLISH
     return Language(code, load_catalog(code, overrides))
+
+
+def site_title(config: RunConfig, lang: Language) -> str:
+    """Return the site's title in `lang`'s edition: `site.titles[<lang>]` when chronicle.yml
+    gives it, else the default title said in `lang` when chronicle.yml gives no title, else
+    `site.title` as written (text an operator wrote stays as written)."""
+    site = config.site
+    if lang.english:
+        return site.title
+    if lang.code in site.titles:
+        return site.titles[lang.code]
+    if site.title == DEFAULT_TITLE.format(name=config.run.name):
+        return lang.gettext(DEFAULT_TITLE).format(name=config.run.name)
+    return site.title
 
 
 def N_(message: str) -> str:

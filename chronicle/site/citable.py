@@ -17,7 +17,7 @@ from chronicle.models import iso
 from chronicle.render import feeds, render
 from chronicle.render.changes_page import change_items
 from chronicle.render.cite import Entry, citation_cff, cite_markdown, csl_json, data_files
-from chronicle.render.i18n import N_, Language, edition_dir
+from chronicle.render.i18n import N_, Language, edition_dir, site_title
 from chronicle.site.inputs import BuildInputs
 from chronicle.store import SnapshotInfo
 
@@ -120,11 +120,12 @@ def feed_links(config: RunConfig, base: str, lang: Language) -> list[dict[str, s
     `base` is the page's relative path to the site root: Material's instant navigation
     follows alternate links, so they must stay on the site being read.
     """
+    _ = lang.gettext
     out = []
     for name, (xml_name, json_name) in feeds.FEEDS.items():
         title = _feed_title(config, name, lang)
         out.append({"type": "application/rss+xml", "title": title, "href": base + xml_name})
-        out.append({"type": "application/feed+json", "title": f"{title} (JSON)",
+        out.append({"type": "application/feed+json", "title": _("{feed} (JSON)").format(feed=title),
                     "href": base + json_name})
     return out
 
@@ -135,7 +136,7 @@ FEED_NAMES = {"failures": N_("failures"), "corrections": N_("corrections"),
 
 def _feed_title(config: RunConfig, name: str, lang: Language) -> str:
     _ = lang.gettext
-    return _("{site}: {feed}").format(site=config.site.title, feed=_(FEED_NAMES[name]))
+    return _("{site}: {feed}").format(site=site_title(config, lang), feed=_(FEED_NAMES[name]))
 
 
 def edition_url(config: RunConfig, code: str) -> str:

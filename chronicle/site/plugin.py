@@ -31,7 +31,7 @@ from mkdocs_gen_files.editor import FilesEditor
 from chronicle.config import RunConfig, load_config
 from chronicle.errors import ChronicleError
 from chronicle.executor import Executor, environment
-from chronicle.render.i18n import DEFAULT, ENGLISH, Language, language
+from chronicle.render.i18n import DEFAULT, ENGLISH, Language, language, site_title
 from chronicle.site.citable import feed_links
 from chronicle.site.editions import (
     LOCALE_FOLDER,
@@ -134,7 +134,7 @@ class ChroniclePlugin(BasePlugin):
         # Text, never markup: Material and the rss plugin print these into pages, <head>
         # and the feed raw in some places and escaped (`| e`) in others; Markup shows as
         # text in both, never escaped twice (site/daily_feed.py gives JSON Feed plain text).
-        config.site_name = escape(run.site.title)
+        config.site_name = escape(site_title(run, self.lang))
         config.site_author = escape(run.site.author)
         config.site_description = escape(config.site_description or (
             f"A dated, citable chronicle of the training run {run.run.name}: one page per day."))

@@ -25,7 +25,14 @@ from markupsafe import escape
 from chronicle.config import RunConfig
 from chronicle.errors import ChronicleError
 from chronicle.executor import Executor
-from chronicle.render.i18n import DEFAULT, NAMES, Language, edition_dir, language
+from chronicle.render.i18n import (
+    DEFAULT,
+    NAMES,
+    Language,
+    edition_dir,
+    language,
+    site_title,
+)
 from chronicle.site.build_cache import Caches
 from chronicle.site.citable import edition_url, feed_links
 from chronicle.site.editions import (
@@ -33,6 +40,7 @@ from chronicle.site.editions import (
     PERMALINK_TITLE,
     EditionFiles,
     alternates,
+    generator_words,
     localized_palette,
     translate_nav,
 )
@@ -111,7 +119,7 @@ def edition_config(base: Mapping[str, Any], config: RunConfig, lang: Language,
         # some places (the header, <title>) and escaped (`| e`) in others (the logo's
         # tooltip); escaped here, an `&` or `<` in chronicle.yml never becomes markup
         # (where a template escapes it again, it shows as its entity).
-        "site_name": str(escape(config.site.title)),
+        "site_name": str(escape(site_title(config, lang))),
         "site_url": url,
         "site_author": str(escape(config.site.author)),
         "site_description": str(escape(_(
@@ -150,6 +158,8 @@ def edition_config(base: Mapping[str, Any], config: RunConfig, lang: Language,
             for code in config.site.languages]
     # The chronicle's feeds, relative to the site's root (site/theme/main.html).
     extra["chronicle_feeds"] = feed_links(config, "", lang)
+    if lang.code != DEFAULT:
+        extra["chronicle_made_with"] = generator_words(lang)
     out["extra"] = extra
     if lang.code != DEFAULT:
         # Keep the words of Chinese headings in their anchors (#关键数字), as the mkdocs
