@@ -127,9 +127,17 @@ def localize_config(config: MkDocsConfig, run: RunConfig, lang: Language) -> Non
     localize_toc(config.mdx_configs.setdefault("toc", {}), lang)
     if "palette" in config.theme:
         config.theme["palette"] = localized_palette(config.theme["palette"], lang)
+    config.extra["chronicle_made_with"] = generator_words(lang)
     # The site's own script and style and the vega bundle live once, at the root.
     config.extra_css = [_root_asset(p) for p in config.extra_css]
     config.extra_javascript = [_root_script(p) for p in config.extra_javascript]
+
+
+def generator_words(lang: Language) -> list[str]:
+    """Return the words before and after the "Material for MkDocs" link of the footer in
+    `lang` (site/theme/partials/copyright.html; Material has them in English only)."""
+    before, _, after = lang.gettext("Made with {material}").partition("{material}")
+    return [before.strip(), after.rstrip()]
 
 
 def _root_asset(path: str) -> str:
