@@ -15,6 +15,7 @@ from datetime import date
 from typing import Any
 
 import yaml
+from markupsafe import escape
 
 from chronicle.render import md_text
 from chronicle.render.i18n import Language
@@ -128,14 +129,16 @@ def cite_markdown(e: Entry, files: Sequence[DataFile], cite_json: str, lang: Lan
         else f"[CSL-JSON]({cite_json})"
     lines = [
         "## " + _("Cite this entry") + " { data-search-exclude }", "",
-        _("Permalink:") + f" <{e.permalink}>  ",
+        _("Permalink:") + lang.sep + f"<{e.permalink}>  ",
         _("Snapshot: `{snapshot}` (sealed {sealed_at})").format(
             snapshot=e.snapshot, sealed_at=e.sealed_at) + "  ",
         _("sha256 of the sealed page: `{sha256}` ({link}, byte for byte)").format(
             sha256=e.sha256,
             link=f'<a href="{source}">' + _("the sealed Markdown source") + "</a>"),
         "",
-        md_text(plain_citation(e)), "",  # the config's strings are text, not markup
+        # The citation names the English record, so a translation marks it as English.
+        md_text(plain_citation(e)) if lang.english  # the config's strings are text
+        else f'<p lang="en">{escape(plain_citation(e))}</p>', "",
         "```bibtex", bibtex(e).rstrip("\n"), "```", "",
         _("{csl} · the whole chronicle: {cff}").format(csl=csl, cff=cff), "",
         "## " + _("Data files") + " { data-search-exclude }", "",
