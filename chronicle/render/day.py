@@ -108,7 +108,8 @@ def one_line(day: DaySummary, lang: Language) -> str:
     if loss.get("train_last") is not None:
         change = loss.get("train_change")
         parts.append(_("loss {loss}").format(loss=fmt_num(loss["train_last"]))
-                     + (f" ({fmt_signed(change)})" if change is not None else ""))
+                     + (_(" ({change})").format(change=fmt_signed(change))
+                        if change is not None else ""))
     if day["tokens"].get("day") is not None:
         parts.append(_("{tokens} tokens").format(tokens=lang.si(day["tokens"]["day"])))
     if thr.get("mfu_p50") is not None:
