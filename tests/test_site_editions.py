@@ -423,3 +423,86 @@ def test_the_chinese_chrome_and_feed_items_say_their_words_in_chinese(
     assert "深色模式" in home or "浅色模式" in home
     day = (site / "zh" / "days" / f"{DATES[0]}.html").read_text(encoding="utf-8")
     assert 'title="永久链接"' in day
+
+
+class _Visible(HTMLParser):
+    """What a reader of a Chinese page sees as text, a block at a time, whitespace collapsed
+    as a browser does (a newline inside a paragraph shows as a space), and the attributes
+    read aloud or shown on hover. Left out: text people wrote (issue comments and bodies,
+    `chronicle-comment`), code, scripts, SVG, and what is marked as English (`lang="en"`:
+    the citation of the English record)."""
+
+    SKIP = ("code", "pre", "script", "style", "svg", "template")
+    VOID = ("area", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr")
+    BLOCKS = ("p", "li", "td", "th", "h1", "h2", "h3", "h4", "div", "tr", "summary", "dt",
+              "dd", "title", "figcaption", "br", "nav", "header", "footer", "label", "option")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.skip = 0
+        self.blocks: list[str] = []
+        self.attrs: list[str] = []
+        self.cur: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        if tag in self.BLOCKS:
+            self.flush()
+        if not self.skip:
+            self.attrs += [a[k] for k in ("title", "aria-label", "placeholder", "alt") if a.get(k)]
+        if tag in self.VOID:
+            return
+        if not self.skip and tag == "code":
+            self.cur.append("CODE")  # stands for the code, as text beside its neighbours
+        if self.skip or tag in self.SKIP or "chronicle-comment" in a.get("class", "") \
+                or a.get("lang") == "en":
+            self.skip += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if self.skip and tag not in self.VOID:
+            self.skip -= 1
+        if tag in self.BLOCKS:
+            self.flush()
+
+    def handle_data(self, data: str) -> None:
+        if not self.skip:
+            self.cur.append(data)
+
+    def flush(self) -> None:
+        text = " ".join("".join(self.cur).split())
+        if text:
+            self.blocks.append(text)
+        self.cur = []
+
+
+HAN = "\u4e00-\u9fff"
+FULL_WIDTH = "，。：；、（）！？"
+# ASCII punctuation straight after a Han character (a decimal point before a digit is a
+# number's); a space on either side of full-width punctuation (" · " is a spaced separator).
+ASCII_AFTER_HAN = re.compile(rf"[{HAN}](?:[:;,.!?](?!\d)|\()")
+SPACED_FULL_WIDTH = re.compile(rf"(?<!·) [{FULL_WIDTH}]|[{FULL_WIDTH}] (?!·)")
+
+
+def test_chinese_pages_are_set_in_chinese_typography(built: tuple[Built, Path]) -> None:
+    # Chinese sentences were joined with a space (or a line break a browser shows as one),
+    # a label's full-width colon was followed by a space, digests used ": (x)" and prices
+    # "; .", and the site's English title and Material's "Made with" were on every page.
+    made, site = built
+    english_title = made.config.site.title
+    found = []
+    for path in sorted((site / "zh").rglob("*.html")):
+        page = _Visible()
+        page.feed(path.read_text(encoding="utf-8"))
+        page.flush()
+        name = path.relative_to(site).as_posix()
+        for block in page.blocks:
+            for rule in (ASCII_AFTER_HAN, SPACED_FULL_WIDTH):
+                found += [f"{name}: …{block[max(0, m.start() - 12):m.end() + 12]}…"
+                          for m in rule.finditer(block)]
+        found += [f"{name}: English title in {text!r}" for text in (*page.blocks, *page.attrs)
+                  if english_title in text]
+        found += [f"{name}: {text!r}" for text in page.blocks if text.startswith("Made with")]
+    assert found == [], "\n".join(found)
+    home = (site / "zh" / "index.html").read_text(encoding="utf-8")
+    assert f"{made.config.run.name} 训练纪事" in html.unescape(home)
+    assert "使用" in home and "制作" in home
