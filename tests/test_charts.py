@@ -262,12 +262,48 @@ def test_a_long_marker_name_is_cut_in_the_spec_and_whole_in_its_tooltip() -> Non
     assert "limit" not in tags["mark"]  # cut here, so Vega measures nothing to cut it
     # On a phone-wide chart the names would overwrite each other: they are hidden there.
     def name_shown(svg: str) -> bool:
-        [element] = re.findall(r"<text[^>]*>context 4,096 → 16,384</text>", svg)
-        return 'opacity="0"' not in element
+        # The name and its outline (drawn first): both shown, or both hidden.
+        outline, element = re.findall(r"<text[^>]*>context 4,096 → 16,384</text>", svg)
+        hidden = [re.search(r'\sopacity="0"', e) is not None for e in (outline, element)]
+        assert hidden[0] == hidden[1]
+        return not hidden[1]
 
     assert name_shown(render_svg(spec)) and not name_shown(render_svg({**spec, "width": 300}))
     rule = next(r for r in _layers(spec, "rule") if "color" in r["encoding"])
     assert [v["what"] for v in rows(spec, rule)][1] == long
+
+
+def test_names_on_a_chart_are_outlined_so_no_rule_or_line_strikes_them_through() -> None:
+    # Two markers 40 px apart: the second one's rule runs through the first one's name.
+    x, _ = _loss(5000)
+    spec = _chart(events=[Event(x[100], "mixture", "mixture stage 0 → 1"),
+                          Event(x[140], "fork", "fork")], rules=[(2.3, "alert 2.3")])
+    svg = render_svg(spec)
+    for name in ("mixture stage 0 → 1", "alert 2.3"):
+        outline, text = re.findall(rf"<text[^>]*>{name}</text>", svg)
+        # The outline first (so the name is drawn over it), in the background colour,
+        # without a fill of its own and hidden from screen readers; the name plain.
+        assert 'stroke="#ffffff"' in outline and 'stroke-width="4"' in outline
+        assert 'fill-opacity="0"' in outline and 'aria-hidden="true"' in svg
+        assert "stroke=" not in text and 'fill="#595959"' in text
+        assert svg.index(outline) < svg.index(text)
+
+
+@pytest.mark.parametrize(("rising", "level", "below"),
+                         [(False, 2.3, False), (True, 2.0, True), (False, 2.0, False)])
+def test_an_alert_name_is_written_on_the_side_of_its_line_the_data_leaves_free(
+        rising: bool, level: float, below: bool) -> None:
+    # A loss falling from 2.6 to ~2.17 has its last quarter under a line at 2.3: the name
+    # goes above. A metric rising from 1 to 3 has its last quarter over a line at 2.0: the
+    # name goes below. A line under all the data is the chart's floor, with the axis
+    # under it: its name goes above, whatever the data does.
+    x, y = _loss(5000)
+    if rising:
+        y = np.linspace(1.0, 3.0, x.size)
+    spec = chart({"metric": (x, y)}, rules=[(level, "alert")])
+    [name] = [lay for lay in _layers(spec, "text") if "fillOpacity" not in lay["mark"]]
+    assert name["mark"]["baseline"] == ("top" if below else "bottom")
+    assert (name["mark"]["dy"] > 0) is below
 
 
 def test_fit_label_measures_wide_and_narrow_letters() -> None:
@@ -503,6 +539,28 @@ def test_bundle_renders_a_spec_in_a_browser_without_network(
     assert [u for u in requests if not u.startswith(("about:", "data:"))] == []
 
 
+def _legend_box(svg: str) -> tuple[float, float]:
+    m = re.search(r'role-legend".*?d="M0,0h([\d.]+)v([\d.]+)', svg)
+    assert m, "no legend"
+    return float(m.group(1)), float(m.group(2))
+
+
+def test_a_legend_wraps_into_rows_of_two_on_a_narrow_chart() -> None:
+    # Six entries: rows of four on a wide chart, of two on a phone. The columns are an
+    # expression of the chart's width (a live chart's is its column's), so no entry is cut.
+    x, _ = _loss(5000)
+    spec = _chart(events=[Event(x[10], "fork", "f"), Event(x[20], "failure", "x"),
+                          Event(x[30], "mixture", "stage 1"), Event(x[40], "budget", "b")],
+                  highlight=(x[100], x[200]))
+    [legend] = [e["color"]["legend"] for e in (lay.get("encoding", {}) for lay in spec["layer"])
+                if "legend" in e.get("color", {})][:1]
+    assert legend["columns"] == {"expr": "width < 560 ? 2 : 4"}
+    wide = _legend_box(render_svg(spec))
+    spec["usermeta"]["chronicle"]["static_width"] = 360
+    narrow = _legend_box(render_svg(spec))
+    assert narrow[0] < 300 < wide[0] and narrow[1] > wide[1]
+
+
 def test_png_for_feed_readers_is_compressed_and_stable() -> None:
     svg = render_svg(_chart())
     png = render_png(svg)
@@ -519,7 +577,6 @@ def test_a_chart_for_a_narrow_box_is_drawn_at_its_own_width() -> None:
     before = _dumps(spec)
     static = static_spec(spec)
     assert static["width"] == 360
-    assert static["config"]["legend"]["columns"] == 2  # as the site's script fits it
     assert static_spec(_chart())["width"] == SVG_WIDTH  # others keep the fixed width
     assert _dumps(spec) == before
     assert 'width="360"' in render_svg(spec)

@@ -133,7 +133,8 @@ def test_edge_cases_are_valid_vega_lite(lang: Any) -> None:
                                 x=Axis("step"), y=Axis("fraction", kind="fraction"), lang=lang),
         "empty": line_chart({"loss": (x[:0], y[:0])}, title="T", description="d",
                             x=Axis("step"), y=Axis("y"), lang=lang),
-        "residual": residual_chart([(0.1, 0.01), (0.2, -0.02)], [(0.0, -0.1, 0.1)],
+        "residual": residual_chart([(0.1, 0.01, ""), (0.2, 0.3, "loss spike to 2.1 at step 7")],
+                                   [(0.0, -0.1, 0.1)],
                                    title="", description="d", lang=lang),
         "residual empty": residual_chart([], [], title="t", description="d", lang=lang),
         "regime": regime_chart([{"f": 0.1, "p50": 0.03, "regime": "4K", "date": "2026-08-21"}],
@@ -163,7 +164,7 @@ def test_the_same_inputs_give_the_same_spec_bytes() -> None:
                                      lang=ENGLISH, options=opts))
 
     first = build()
-    residual_chart([(0.1, 0.0)], [], title="t", description="d", lang=ENGLISH)
+    residual_chart([(0.1, 0.0, "")], [], title="t", description="d", lang=ENGLISH)
     assert build() == first
 
 

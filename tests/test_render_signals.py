@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
+
+import numpy as np
 
 from chronicle.analysis.signals import (
     BASELINE_LAST_DAY,
@@ -10,8 +13,10 @@ from chronicle.analysis.signals import (
     dropping_facts,
     signals,
 )
+from chronicle.models import FailureRecord
 from chronicle.render.i18n import ENGLISH, language
-from chronicle.render.panels import risk_timeline
+from chronicle.render.panels import residual_chart, risk_timeline
+from chronicle.render.signal_charts import after_spikes
 from chronicle.render.signals import (
     drop_rows,
     dropping_verdict,
@@ -186,3 +191,32 @@ def test_the_risk_timeline_draws_each_stretch_in_the_status_it_had() -> None:
     assert fired["encoding"]["shape"]["scale"]["domain"] == ["fired here"]
     assert fired["mark"]["stroke"] == "white"
     assert spec["datasets"]["now"] == [{"f": 0.86, "t": "now"}]
+
+
+def _failure(kind: str, at: float) -> FailureRecord:
+    start = datetime.fromtimestamp(at, UTC)
+    return FailureRecord(id=f"{kind}-{at:g}", kind=kind, start=start, end=start,
+                         what=f"{kind} at {at:g}")
+
+
+def test_the_first_eval_after_a_loss_spike_is_marked_on_the_residual_chart() -> None:
+    # A residual far off the band right after a loss spike is the spike's, not the
+    # prediction's: the chart marks that eval, and its tooltip names the spike.
+    evals = np.array([100.0, 200.0, 300.0, 400.0])
+    failures = [_failure("loss_spike", 150), _failure("gap", 250),
+                _failure("loss_spike", 390), _failure("loss_spike", 500)]
+    assert after_spikes(evals, failures) == [None, 0, None, 2]  # none after the last eval
+    zh = language("zh")
+    for lang, name in ((ENGLISH, "first eval after a loss spike"), (zh, zh.gettext(
+            "first eval after a loss spike"))):
+        spec = residual_chart([(0.1, 0.001, ""), (0.2, 0.26, "loss spike to 2 at step 7"),
+                               (0.3, 0.002, "")], [], title="", description="d", lang=lang)
+        assert spec["datasets"]["after-spikes"] == [
+            {"f": 0.2, "r": 0.26, "k": name, "what": "loss spike to 2 at step 7"}]
+        marked = next(lay for lay in spec["layer"]
+                      if lay.get("data", {}).get("name") == "after-spikes")
+        assert marked["encoding"]["color"]["scale"]["domain"] == [name]
+        assert "what" in [t["field"] for t in marked["encoding"]["tooltip"]]
+    assert zh.gettext("first eval after a loss spike") != "first eval after a loss spike"
+    plain = residual_chart([(0.1, 0.001, "")], [], title="", description="d", lang=ENGLISH)
+    assert "after-spikes" not in plain["datasets"]

@@ -214,7 +214,13 @@ def line_chart(series: Mapping[str, tuple[np.ndarray, np.ndarray] | None], *, ti
     if rows:
         layers += _line_layers(names, opts, x, y, x_enc, color, name_of,
                                data.add("series", rows), lang)
-    layers += rule_layers(opts.rules, y, data, lang)
+    # Where an alert line's name is written (the chart's last quarter), which side of it
+    # the data runs on.
+    turn = (lo_x + 0.75 * (hi_x - lo_x)) / (1000.0 if x.time else 1.0)
+    tail = [np.asarray(sy, dtype=float)[np.asarray(sx, dtype=float) >= turn]
+            for sx, sy in present.values()] if opts.rules else []
+    drawn = [r["y"] for r in rows if r["y"] is not None]
+    layers += rule_layers(opts.rules, y, data, lang, tail, min(drawn) if drawn else None)
     layers += event_layers(opts, x, lo_x, hi_x, color, x_enc, data, lang)
     # A checkbox under the chart switches the smoothed lines (`smoothed` in the layers'
     # conditions): a parameter of the whole chart.

@@ -124,7 +124,7 @@ def render_home(i: HomeInputs, out: dict[str, str | bytes], lang: Language) -> s
         planned_days=i.config.run.planned_days,
         phase=newest.get("phase") if newest else None, tokens_done=tokens,
         token_budget=i.config.run.token_budget, **progress(i, now, tokens),
-        panels=signal_panels(i.config, series, days, i.history, out, lang),
+        panels=signal_panels(i.config, series, days, i.history, i.failures, out, lang),
         figures_day=figures["date"] if figures else None,
         loss_last=(figures.get("loss") or {}).get("train_last") if figures else None,
         loss_change=(figures.get("loss") or {}).get("train_change") if figures else None,

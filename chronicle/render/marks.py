@@ -140,25 +140,54 @@ def event_layers(opts: Options, x: Axis, lo: float, hi: float, color: alt.Color,
             if part:
                 # Names in the text colour (a kind's mid-tone keeps 3:1, not text's 4.5:1);
                 # the marker's rule carries its kind's colour.
-                layers.append(alt.Chart(data.add(f"event-names-{side}", part)).mark_text(
-                    align=side, baseline="top", dx=dx, fontSize=10, color=v.TEXT,
-                    opacity=alt.expr(NAMES_SHOWN)).encode(
-                    x=x_enc, y=alt.Y("row:Q", scale=None), text=alt.Text("tag:N")))
+                names = alt.Chart(data.add(f"event-names-{side}", part)).encode(
+                    x=x_enc, y=alt.Y("row:Q", scale=None), text=alt.Text("tag:N"))
+                layers += v.halo(names, align=side, baseline="top", dx=dx, fontSize=10,
+                                 color=v.TEXT, opacity=alt.expr(NAMES_SHOWN))
     return layers
 
 
 def rule_layers(rules: Sequence[tuple[float, str]], y: Axis, data: v.Datasets,
-                lang: Language) -> list[alt.Chart]:
-    """Return the alert lines (dashed, named at the right end) inside the y domain."""
-    rows = [{"y": v.num(val), "label": lab} for val, lab in rules
-            if np.isfinite(val) and (val > 0 or not y.log)
-            and (y.domain is None or y.domain[0] <= val <= y.domain[1])]
+                lang: Language, tail: Sequence[np.ndarray] = (),
+                floor: float | None = None) -> list[alt.Chart]:
+    """Return the alert lines (dashed, named at the right end) inside the y domain.
+
+    `tail`: the values each line has in the chart's last quarter, where a name is
+    written; it goes on the side of its line that fewer of them are on (see
+    `alert_layers`)."""
+    if y.domain is not None:
+        floor = y.domain[0]
+    return alert_layers([(val, lab) for val, lab in rules
+                         if np.isfinite(val) and (val > 0 or not y.log)
+                         and (y.domain is None or y.domain[0] <= val <= y.domain[1])],
+                        data, lang, tail, floor)
+
+
+def alert_layers(rules: Sequence[tuple[float, str]], data: v.Datasets, lang: Language,
+                 tail: Sequence[np.ndarray] = (), floor: float | None = None
+                 ) -> list[alt.Chart]:
+    """Return alert lines: a dashed rule each, its name at the right end above the line, or
+    below it where the data there runs above it (a name written over the data was hard
+    to read, outline or not) and the chart goes on below the line (`floor`, the lowest
+    value drawn: a line at the bottom of the chart has the axis under it)."""
+    values = np.concatenate([np.asarray(t, dtype=float).ravel() for t in tail]) \
+        if tail else np.empty(0)
+    values = values[np.isfinite(values)]
+    rows = [{"y": v.num(val), "label": lab,
+             "below": bool((values > val).sum() > (values < val).sum()
+                           and floor is not None and floor < val)}
+            for val, lab in rules]
     if not rows:
         return []
     base = alt.Chart(data.add("alerts", rows)).encode(y=alt.Y("y:Q"))
-    return [
-        base.mark_rule(color=v.NEUTRAL, strokeDash=[6, 4]).encode(
-            tooltip=[alt.Tooltip("label:N", title=lang.gettext("alert"))]),
-        base.mark_text(color=v.TEXT, align="right", baseline="bottom", dy=-2,
-                       x="width").encode(text=alt.Text("label:N")),
-    ]
+    layers = [base.mark_rule(color=v.NEUTRAL, strokeDash=[6, 4]).encode(
+        tooltip=[alt.Tooltip("label:N", title=lang.gettext("alert"))])]
+    for below in (False, True):
+        part = [r for r in rows if r["below"] == below]
+        if part:
+            names = alt.Chart(data.add("alert-names-below" if below else "alert-names",
+                                       part)).encode(y=alt.Y("y:Q"), text=alt.Text("label:N"))
+            layers += v.halo(names, color=v.TEXT, align="right",
+                             baseline="top" if below else "bottom", dy=3 if below else -3,
+                             x="width")
+    return layers

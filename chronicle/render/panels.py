@@ -19,6 +19,7 @@ import numpy as np
 from chronicle.render import vega as v
 from chronicle.render.formats import vega_format
 from chronicle.render.i18n import N_, Language
+from chronicle.render.marks import alert_layers
 
 FRACTION_TITLE = N_("fraction of the token budget")
 # Status colours that also differ in lightness (a reader who cannot tell red from green
@@ -33,27 +34,24 @@ def _frac_x(lang: Language) -> alt.X:
                  axis=alt.Axis(title=lang.gettext(FRACTION_TITLE), format=".0%", tickCount=5))
 
 
-def _alert_lines(data: v.Datasets, rules: Sequence[tuple[float, str]]) -> list[alt.Chart]:
-    alert = [{"y": v.num(val), "label": lab} for val, lab in rules]
-    if not alert:
-        return []
-    base = alt.Chart(data.add("alerts", alert)).encode(y=alt.Y("y:Q"))
-    return [base.mark_rule(color=v.NEUTRAL, strokeDash=[6, 4]),
-            base.mark_text(color=v.TEXT, align="right", baseline="bottom", dy=-2,
-                           x="width").encode(text=alt.Text("label:N"))]
+SPIKE_COLOR = v.EVENT_STYLES["failure"][1]
 
 
 @v.unchecked
-def residual_chart(points: Sequence[tuple[float, float]], band: Sequence[tuple[float, float,
-                   float]], *, title: str, description: str, lang: Language,
-                   height: int = 220) -> dict[str, Any]:
+def residual_chart(points: Sequence[tuple[float, float, str]],
+                   band: Sequence[tuple[float, float, float]], *, title: str,
+                   description: str, lang: Language, height: int = 220) -> dict[str, Any]:
     """Return eval loss minus prediction per eval against the budget fraction, the band
-    (low − predicted, high − predicted) shaded around zero."""
+    (low − predicted, high − predicted) shaded around zero.
+
+    `points`: (fraction, residual, spike) per eval; `spike` names the loss spike the eval
+    is the first after ("" for the others): such an eval is marked, and the legend and
+    its tooltip say why it jumps."""
     _ = lang.gettext
     if not points and not band:
         return v.no_data(title, description, lang, height)
     data = v.Datasets()
-    resid = [{"f": v.num(f, 6), "r": v.num(r)} for f, r in points]
+    resid = [{"f": v.num(f, 6), "r": v.num(r)} for f, r, _w in points]
     area = [{"f": v.num(f, 6), "lo": v.num(lo), "hi": v.num(hi)} for f, lo, hi in band]
     layers: list[alt.Chart] = []
     if area:
@@ -73,6 +71,19 @@ def residual_chart(points: Sequence[tuple[float, float]], band: Sequence[tuple[f
             x=_frac_x(lang), y=y,
             tooltip=[alt.Tooltip("f:Q", title=_("budget fraction"), format=".1%"),
                      alt.Tooltip("r_text:N", title=_("residual"))]))
+    after = _("first eval after a loss spike")
+    spiked = [{"f": v.num(f, 6), "r": v.num(r), "k": after, "what": what}
+              for f, r, what in points if what]
+    if spiked:
+        layers.append(alt.Chart(data.add("after-spikes", spiked)).transform_calculate(
+            r_text="format(datum.r, '+.4f')").mark_point(
+            filled=True, size=70, stroke="white", strokeWidth=1, opacity=1).encode(
+            x=_frac_x(lang), y=alt.Y("r:Q"),
+            color=alt.Color("k:N", scale=alt.Scale(domain=[after], range=[SPIKE_COLOR]),
+                            legend=alt.Legend(orient="top", title=None, symbolType="circle")),
+            tooltip=[alt.Tooltip("f:Q", title=_("budget fraction"), format=".1%"),
+                     alt.Tooltip("r_text:N", title=_("residual")),
+                     alt.Tooltip("what:N", title=_("loss spike"))]))
     return v.to_spec(v.layered(layers, title, description, lang, height=height), data)
 
 
@@ -104,8 +115,10 @@ def regime_chart(rows: Sequence[Mapping[str, Any]], regime_title: str,
         tooltip=[alt.Tooltip("date:N", title=_("day")),
                  alt.Tooltip("regime:N", title=regime_title),
                  alt.Tooltip("p50_text:N", title=_("drop fraction p50"))])
-    return v.to_spec(v.layered([line, *_alert_lines(data, rules)], title, description,
-                               lang, height=height), data)
+    tail = np.asarray([r["p50"] for r in values if r["f"] >= 0.75], dtype=float)
+    alerts = alert_layers(rules, data, lang, [tail], min(float(r["p50"]) for r in values))
+    return v.to_spec(v.layered([line, *alerts], title, description, lang, height=height),
+                     data)
 
 
 @v.unchecked
@@ -159,8 +172,10 @@ def risk_timeline(risks: Sequence[Mapping[str, Any]], now: float | None, *, titl
             tooltip=[alt.Tooltip("risk:N", title=_("risk")),
                      alt.Tooltip("status:N", title=_("status")),
                      alt.Tooltip("window:N", title=_("watched"))]),
+        # A risk's name is cut at the chart's edge (its tooltip has it whole).
         windows.mark_text(align="left", baseline="top", x=0, yOffset=-13, fontSize=11,
-                          limit=400, color=v.TEXT).encode(y=y, text=alt.Text("label:N")),
+                          limit=alt.ExprRef("width"), color=v.TEXT).encode(
+            y=y, text=alt.Text("label:N")),
     ]
     fired_word = _("fired here")
     fired = [{"risk": r["title"], "f": v.num(r["at"], 6), "mark": fired_word} for r in risks

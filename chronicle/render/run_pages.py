@@ -56,14 +56,15 @@ Artifact = tuple[str, str | None]  # (path, sha256, None if the file is missing)
 
 
 def _prediction_page(config: RunConfig, series: Series, history: Sequence[Mapping[str, Any]],
-                     out: dict[str, str | bytes], lang: Language) -> str:
+                     failures: Sequence[FailureRecord], out: dict[str, str | bytes],
+                     lang: Language) -> str:
     _ = lang.gettext
     pred = config.watch.prediction
     if pred is None:
         return render("prediction.md.j2", lang, pred=None, embeds=[], rows=[], latest=None,
                       sha=None, registered=None, line=None,
                       verdict=prediction_verdict(None, lang, configured=False))
-    residual, verdict = prediction_signal(config, series, history, 260, lang)
+    residual, verdict = prediction_signal(config, series, history, failures, 260, lang)
     pts = eval_points(series, config, pred)
     grid = np.linspace(0.0, 1.0, 201)[1:]
     p, lo, hi = predict(pred, grid, config.run.token_budget)
@@ -327,7 +328,7 @@ def run_pages(config: RunConfig, series: Series, failures: Sequence[FailureRecor
 
     # Process.
     out: dict[str, str | bytes] = {}
-    out["prediction.md"] = _prediction_page(config, series, history, out, lang)
+    out["prediction.md"] = _prediction_page(config, series, history, failures, out, lang)
     out["health.md"] = _health_page(config, history, out, lang)
     out["risks.md"] = _risks_page(config, days, history, out, lang)
     out["throughput.md"] = _throughput_page(config, series, days, failures, runs, out, known,

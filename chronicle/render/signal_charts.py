@@ -14,11 +14,13 @@ from chronicle.analysis.prediction import eval_points, predict
 from chronicle.analysis.series import Series
 from chronicle.analysis.signals import dropping_facts, prediction_facts
 from chronicle.config import RunConfig
+from chronicle.models import FailureRecord
 from chronicle.render.embed import publish
 from chronicle.render.formats import fmt_num, fmt_pct
 from chronicle.render.i18n import N_, Language
 from chronicle.render.metrics import alert_rules
 from chronicle.render.panels import band_rows, regime_chart, residual_chart, risk_timeline
+from chronicle.render.record_text import failure_text
 from chronicle.render.signals import (
     drop_rows,
     dropping_verdict,
@@ -38,35 +40,66 @@ RISKS_TITLE = N_("Risk points")
 
 
 def prediction_signal(config: RunConfig, series: Series, history: Sequence[Mapping[str, Any]],
-                      height: int, lang: Language, title: str = RESIDUAL_TITLE,
-                      ) -> tuple[dict[str, Any], str]:
+                      failures: Sequence[FailureRecord], height: int, lang: Language,
+                      title: str = RESIDUAL_TITLE) -> tuple[dict[str, Any], str]:
     """Return the residual chart and the prediction's verdict, in `lang`."""
     pred = config.watch.prediction
     latest = prediction_facts(history)
     sentence = prediction_verdict(latest, lang, configured=pred is not None)
-    return _prediction_chart(config, series, height, title, sentence, lang), sentence
+    return _prediction_chart(config, series, failures, height, title, sentence,
+                             lang), sentence
 
 
-def _prediction_chart(config: RunConfig, series: Series, height: int, title: str,
-                      sentence: str, lang: Language) -> dict[str, Any]:
+def after_spikes(times: np.ndarray, failures: Sequence[FailureRecord]) -> list[int | None]:
+    """Return, for each eval (times ascending), the index in `failures` of the loss spike
+    it is the first eval after (None for the others).
+
+    An eval logged while the weights still carry a spike lands far off the prediction;
+    marked, the residual's jump is explained on the chart instead of looking like the
+    prediction failing."""
+    spikes = [(f.start.timestamp(), i) for i, f in enumerate(failures)
+              if f.kind == "loss_spike"]
+    out: list[int | None] = [None] * len(times)
+    for at, i in spikes:
+        k = int(np.searchsorted(times, at, side="left"))
+        if k < len(times):
+            out[k] = i
+    return out
+
+
+def _prediction_chart(config: RunConfig, series: Series, failures: Sequence[FailureRecord],
+                      height: int, title: str, sentence: str,
+                      lang: Language) -> dict[str, Any]:
     _ = lang.gettext
     pred = config.watch.prediction
-    points: list[tuple[float, float]] = []
+    points: list[tuple[float, float, str]] = []
     band: list[tuple[float, float, float]] = []
     if pred is not None:
         pts = eval_points(series, config, pred)
-        ok = np.isfinite(pts["fraction"]) & np.isfinite(pts["residual"])
-        points = list(zip(pts["fraction"][ok].tolist(), pts["residual"][ok].tolist(),
-                          strict=True))
+        ok = np.flatnonzero(np.isfinite(pts["fraction"]) & np.isfinite(pts["residual"]))
+        order = ok[np.argsort(pts["time"][ok], kind="stable")]
+        spikes = after_spikes(pts["time"][order], failures)
+        points = sorted(((float(pts["fraction"][k]), float(pts["residual"][k]),
+                          "" if i is None else failure_text(failures[i], lang))
+                         for k, i in zip(order.tolist(), spikes, strict=True)),
+                        key=lambda p: p[0])
         grid = np.linspace(0.0, 1.0, 201)
         band = band_rows(grid, *predict(pred, grid, config.run.token_budget))
     what = _("Eval loss minus the pre-registered prediction at each eval, against the "
              "fraction of the token budget, with the prediction band shaded around zero")
     latest_text = _("No eval yet.")
     if points:
-        f, r = points[-1]
+        f, r, _spike = points[-1]
         latest_text = _("Latest residual {residual} at {share} of the budget.").format(
             residual=fmt_num(r, 4), share=fmt_pct(f))
+    marked = [p for p in points if p[2]]
+    if marked:
+        latest_text += lang.sep + lang.ngettext(
+            "{n} eval, marked, was the first after a loss spike ({shares}).",
+            "{n} evals, marked, were the first after a loss spike ({shares}).",
+            len(marked)).format(n=len(marked),
+                                shares=lang.gettext(", ").join(
+                                    fmt_pct(f) for f, _r, _w in marked))
     return residual_chart(points, band, title=_(title) if title else "",
                           description=_("{what}. {latest} {verdict}").format(
                               what=what, latest=latest_text, verdict=sentence),
@@ -114,7 +147,8 @@ def risks_signal(config: RunConfig, days: Sequence[Mapping[str, Any]],
 
 
 def signal_panels(config: RunConfig, series: Series, days: Sequence[Mapping[str, Any]],
-                  history: Sequence[Mapping[str, Any]], out: Out, lang: Language,
+                  history: Sequence[Mapping[str, Any]], failures: Sequence[FailureRecord],
+                  out: Out, lang: Language,
                   prefix: str = "home/") -> list[dict[str, Any]]:
     """Return the home page's three panels: heading, chart embed, verdict, link."""
     _ = lang.gettext
@@ -122,7 +156,8 @@ def signal_panels(config: RunConfig, series: Series, days: Sequence[Mapping[str,
     built = [
         # The panel's heading titles its chart (no second title inside it).
         (_("Loss against the prediction"),
-         prediction_signal(config, series, history, height, lang, ""), "prediction.md",
+         prediction_signal(config, series, history, failures, height, lang, ""),
+         "prediction.md",
          _("Prediction")),
         (_("Token dropping"), dropping_signal(config, days, height, lang, ""),
          "throughput.md#token-dropping", _("Throughput")),

@@ -19,7 +19,7 @@ from typing import Any
 from chronicle import draw
 from chronicle.atomic import write_atomic
 from chronicle.executor import ChildGone, Executor
-from chronicle.render.vega import HOVER_LAYER, NARROW_WIDTH, SVG_WIDTH, VEGA_LITE
+from chronicle.render.vega import HOVER_LAYER, SVG_WIDTH, VEGA_LITE
 
 
 @functools.cache
@@ -42,10 +42,6 @@ def static_spec(spec: dict[str, Any]) -> dict[str, Any]:
     # scaled down from 720 px its labels would be too small to read.
     if not isinstance(static.get("width"), int | float):
         static["width"] = static_width(spec)
-        if static["width"] < NARROW_WIDTH:
-            config = dict(static.get("config") or {})
-            config["legend"] = {**(config.get("legend") or {}), "columns": 2}
-            static["config"] = config
     static["background"] = "white"
     if "layer" in static:
         static["layer"] = [lay for lay in static["layer"] if lay.get("name") != HOVER_LAYER]

@@ -26,8 +26,9 @@ R = TypeVar("R")
 VEGA_LITE: Final = "6.4"
 SCHEMA: Final = "https://vega.github.io/schema/vega-lite/v6.4.1.json"
 SVG_WIDTH: Final = 720
-# Below this width a legend wraps into rows of two (the site's script does the same to a
-# live chart in a narrow column, chronicle.js `fit`).
+# Below this width a legend wraps into rows of two: the legend's `columns` is an
+# expression of the chart's width, so a live chart in a phone's column (width
+# "container") and a static SVG drawn narrow both wrap, and no entry is cut off.
 NARROW_WIDTH: Final = 560
 Y_DIGITS: Final = 6  # significant digits kept for y: far below a pixel, and it halves a spec
 X_DIGITS: Final = 10
@@ -38,6 +39,9 @@ NEUTRAL: Final = "#888888"  # rules and strokes (3:1 on white and on slate); nev
 # SVG sits on a white card (chronicle.css): SVG text is not seen by axe, so the tests
 # measure it (tests/test_site_accessibility.py).
 TEXT: Final = "#595959"
+# What a chart is drawn on: white (a static SVG sits on a white card; chronicle.js swaps
+# in vega's dark background, #333, for a live chart in dark mode).
+BACKGROUND: Final = "#ffffff"
 # Mid-tone colours that keep 3:1 against white and against Material's slate background.
 SERIES_COLORS: Final = ("#4c78a8", "#2f8f83", "#8a6fbf", "#9d755d", "#607d8b")
 # Legend names are msgids: a chart says them in its language (`Language.gettext`).
@@ -230,10 +234,26 @@ def legend(n_entries: int) -> alt.Legend | None:
     """Return the one legend of a chart (None when a single series explains itself)."""
     if n_entries < 2:
         return None
+    # Rows of four (one row when they fit), rows of two on a narrow chart: never a legend
+    # wider than the chart (a phone cut "failure" and "phase change" off the loss legend,
+    # whose columns were fixed in the spec where the page could not change them).
+    wide = LEGEND_COLUMNS if n_entries > LEGEND_COLUMNS else 0
+    columns = alt.ExprRef(f"width < {NARROW_WIDTH} ? 2 : {wide}") if n_entries > 2 else \
+        alt.Undefined
     return alt.Legend(orient="top", title=None, symbolType="stroke", symbolStrokeWidth=3,
-                      symbolOpacity=1, labelLimit=160, columnPadding=12,
-                      # Rows of four, never a legend wider than the chart.
-                      columns=LEGEND_COLUMNS if n_entries > LEGEND_COLUMNS else alt.Undefined)
+                      symbolOpacity=1, labelLimit=160, columnPadding=12, columns=columns)
+
+
+def halo(text: alt.Chart, **mark: Any) -> list[alt.Chart]:
+    """Return a text layer as two: its words outlined in the background colour, then the
+    words. Vega text has no background box, so a name drawn across another marker's rule
+    or a data line was struck through by it; the outline interrupts whatever passes
+    behind the letters (a map's label halo). The outline draws no fill (`fillOpacity` 0),
+    so it is not text a reader or a contrast check sees, and is hidden from screen readers.
+    """
+    outline = text.mark_text(**mark, stroke=BACKGROUND, strokeWidth=4, strokeJoin="round",
+                             fillOpacity=0, aria=False)
+    return [outline, text.mark_text(**mark)]
 
 
 def unchecked(builder: Callable[P, R]) -> Callable[P, R]:

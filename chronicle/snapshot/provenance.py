@@ -46,7 +46,11 @@ METHOD_PREFIX = "chronicle.days."
 # /10: a budget change in the site's three significant digits, or as many as tell its two
 #      values apart (18T → 17.8T, not 18.000T → 17.820T).
 # /11: a budget marker's name without its unit ("budget 18T → 17.8T"): it was cut.
-DAY_PAGE = "chronicle.day_page/11"
+# /12: names on a chart are outlined in the background colour (a rule or line behind one
+#      no longer strikes it through), an alert line's name is written on the side its data
+#      leaves free, and a legend's columns follow the chart's width (rows of two below
+#      560 px: a phone cut entries off a legend of fixed columns).
+DAY_PAGE = "chronicle.day_page/12"
 
 
 @dataclass(frozen=True)

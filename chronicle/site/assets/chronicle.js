@@ -8,7 +8,6 @@
   var here = document.currentScript ? document.currentScript.src : "";
   var bundleUrl = here.replace(/chronicle\.js(\?.*)?$/, "vega-bundle.js");
   var loading = null;
-  var NARROW = 560; /* px: below this a legend wraps into rows */
 
   function loadBundle() {
     if (window.vegaEmbed) return Promise.resolve();
@@ -28,15 +27,6 @@
     return document.body.getAttribute("data-md-color-scheme") === "slate";
   }
 
-  /* A narrow column gets legends in rows of two, so they never run off the chart. */
-  function fit(spec, width) {
-    if (width >= NARROW) return spec;
-    var copy = JSON.parse(JSON.stringify(spec));
-    copy.config = copy.config || {};
-    copy.config.legend = Object.assign({}, copy.config.legend, { columns: 2 });
-    return copy;
-  }
-
   function fetchSpec(url) {
     return fetch(url).then(function (r) {
       if (!r.ok) throw new Error("HTTP " + r.status);
@@ -46,13 +36,17 @@
 
   /* Dark mode: vega's dark theme lightens axes, legends and titles, not the text marks a
      spec colours itself (marker and alert names, risk labels: dark grey for white pages).
-     Those are drawn light, so they keep their contrast on the slate background. */
+     Those are drawn light, so they keep their contrast on the slate background, and a
+     name's outline (a text mark with a stroke and no fill: vega.py `halo`) takes the
+     dark theme's background, #333, so it still hides what runs behind the name. */
   var TEXT_ON_DARK = "#d4d4d4";
+  var DARK_BACKGROUND = "#333";
   function lightText(node) {
     if (Array.isArray(node)) { node.forEach(lightText); return; }
     if (!node || typeof node !== "object") return;
     var mark = node.mark;
     if (mark === "text") node.mark = { type: "text", color: TEXT_ON_DARK };
+    else if (mark && mark.type === "text" && mark.stroke) mark.stroke = DARK_BACKGROUND;
     else if (mark && mark.type === "text") mark.color = TEXT_ON_DARK;
     if (node.layer) lightText(node.layer);
   }
@@ -72,7 +66,7 @@
     if (theme === "dark") options.theme = "dark";
     return fetchSpec(url).then(function (spec) {
       if (theme === "dark") lightText(spec);
-      return window.vegaEmbed(target, fit(spec, el.clientWidth), options);
+      return window.vegaEmbed(target, spec, options);
     }).then(function () {
       var svg = target.querySelector("svg");
       if (svg && img && img.alt) {
@@ -98,12 +92,14 @@
 
   /* Material wraps tables in a box that scrolls sideways on a phone: a keyboard user must
      be able to focus it to scroll it. */
+  var zh = (document.documentElement.lang || "").indexOf("zh") === 0;
+
   function scrollables() {
     document.querySelectorAll(".md-typeset__scrollwrap").forEach(function (box) {
       if (box.scrollWidth > box.clientWidth + 1) {
         box.setAttribute("tabindex", "0");
         box.setAttribute("role", "region");
-        box.setAttribute("aria-label", "Table (scrolls sideways)");
+        box.setAttribute("aria-label", zh ? "表格（可横向滚动）" : "Table (scrolls sideways)");
       } else if (box.getAttribute("role") === "region") {
         box.removeAttribute("tabindex");
         box.removeAttribute("role");
@@ -133,7 +129,6 @@
       if (!r.ok || !now || now[1] !== date || document.querySelector(".chronicle-search-day")) {
         return;
       }
-      var zh = (document.documentElement.lang || "").indexOf("zh") === 0;
       var p = document.createElement("p");
       p.className = "chronicle-search-day";
       var a = document.createElement("a");
