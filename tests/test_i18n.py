@@ -239,7 +239,7 @@ def test_chinese_terms_follow_the_glossary() -> None:
     from chronicle.render.formats import fmt_points
 
     avoid = ("加速器时", "有效产出率", "计算步", "事故", "已过去", "拍摄于", "档案", "塌缩",
-             "验证损失", "tok/s")
+             "验证损失", "tok/s", "训练运行", "W&B 运行", "Pull request", "pull request")
     said = [m.string for m in read("zh") if m.id and m.string]
     flat = [s if isinstance(s, str) else " ".join(s) for s in said]
     assert [(w, s) for s in flat for w in avoid if w in s] == []
