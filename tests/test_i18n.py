@@ -23,11 +23,13 @@ from chronicle.render.record_text import (
     check_reason,
     correction_reason,
     day_title,
+    evidence_text,
     failure_text,
     inference_text,
 )
 from tests.support.catalog import extract, read, translated
 from tests.support.paths import REPO
+from tests.support.steps import unformatted_steps
 
 HAN = re.compile(r"[\u4e00-\u9fff]")
 PLACEHOLDERS = re.compile(r"\{[a-z_]+\}|%\([a-z_]+\)s")
@@ -115,7 +117,7 @@ def _record_sentences() -> tuple[list[FailureRecord], list[dict[str, object]]]:
     `infer`: the English the analysis writes into the record, with their facts."""
     t = np.array([0.0, 60.0, 120.0, 4000.0, 4060.0, 4120.0, 4180.0]) + 1.7e9
     loss = np.array([2.0, 2.0, np.nan, 2.0, 2.0, 2.0, 2.0])
-    series = Series(run=np.array(["r"] * 7, dtype=object), step=np.arange(100, 107),
+    series = Series(run=np.array(["r"] * 7, dtype=object), step=np.arange(7_220, 7_227),
                     timestamp=t, values={"loss": loss}, bad={"loss": np.isnan(loss)},
                     forks=(), lineage=("r",), raw_keys={"loss": "train/loss"})
     from tests.support.config import make_config
@@ -129,18 +131,47 @@ def _record_sentences() -> tuple[list[FailureRecord], list[dict[str, object]]]:
     return failures, verdicts
 
 
+def _words(text: str) -> list[str]:
+    """The words of an English sentence without its numbers and units (how a step, a
+    duration or a time is written is the renderer's)."""
+    return [w for w in re.findall(r"[A-Za-z&]+", re.sub(r"\brow(?:s|\(s\))", "row", text))
+            if w not in ("h", "min", "T", "Z", "UTC")]
+
+
 def test_the_records_sentences_are_said_in_chinese_from_their_facts() -> None:
     failures, verdicts = _record_sentences()
     kinds = {f.kind for f in failures}
     assert {"gap", "nan_loss"} <= kinds, kinds
     for f in failures:
-        assert failure_text(f, ENGLISH) == f.what  # English: the record as written
+        # English is said from the facts too: the words the detector stored, each step
+        # written as every page writes it (7,220; the stored sentence keeps "7220").
+        english = failure_text(f, ENGLISH)
+        assert _words(english) == _words(f.what), (english, f.what)
         said = failure_text(f, ZH)
         assert HAN.search(said) and not ENGLISH_WORD.search(said), said
-        for number in re.findall(r"\d+", str(f.detail.get("step", ""))):
-            assert number in said.replace(",", "")  # the same facts
+        for key in ("step", "first", "last"):
+            if key in f.detail:  # the same facts, steps with thousands separators
+                assert f"{f.detail[key]:,}" in english and f"{f.detail[key]:,}" in said
+        assert unformatted_steps(english) == unformatted_steps(said) == [], (english, said)
         # ... through the record's JSON too (what a sealed day holds)
         assert failure_text(f.to_json(), ZH) == said
+        assert failure_text(f.to_json(), ENGLISH) == english
+        # Each evidence line, from the facts stored beside it.
+        facts = f.detail["evidence"]
+        assert len(facts) == len(f.evidence) and f.evidence
+        for lang in (ENGLISH, ZH):
+            lines = evidence_text(f, lang)
+            assert lines == evidence_text(f.to_json(), lang)
+            for fact, line, written in zip(facts, lines, f.evidence, strict=True):
+                assert f"{fact['step']:,}" in line and fact["run"] in line, line
+                assert str(fact["step"]) in written  # what the record stores, unchanged
+                assert unformatted_steps(line) == [] and unformatted_steps(written), line
+                assert bool(HAN.search(line)) == lang.zh, line
+                assert lang.zh or _words(line) == _words(written), (line, written)
+        # A record stored before its evidence carried facts shows it as written.
+        before = {**f.to_json(), "detail": {k: v for k, v in f.detail.items()
+                                            if k != "evidence"}}
+        assert evidence_text(before, ZH) == f.evidence
     for p in verdicts:
         english = inference_text(p, ENGLISH)
         assert english == {k: p["inference"][k] for k in english}  # type: ignore[index]

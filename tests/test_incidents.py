@@ -16,7 +16,9 @@ import pytest
 from chronicle.analysis.incidents import detect_failures, loss_spikes
 from chronicle.analysis.series import Fork, Series, build_series
 from chronicle.config import DEFAULT_METRICS
-from chronicle.models import FailureRecord, RunRecord
+from chronicle.models import FailureRecord, RunRecord, iso
+from chronicle.render.i18n import ENGLISH, language
+from chronicle.render.record_text import evidence_text
 from tests.support.config import make_config
 
 HERO = Path(__file__).parent / "fixtures" / "hero_head.csv"
@@ -163,6 +165,20 @@ def test_a_fork_is_one_record_not_a_fork_and_a_gap() -> None:
     assert fork.what.startswith("W&B run B forked from A at step 450")
     assert "no metrics for 2.0 h" in fork.what
     assert "replaces gap-A-440" in fork.evidence
+    # Each evidence line is stored as written since v1, beside the facts it states.
+    assert fork.evidence == (f"W&B run A last row kept: step 440 at {iso(at(last_a))}",
+                             f"W&B run B first row: step 450 at {iso(at(first_b))}",
+                             "replaces gap-A-440")
+    assert fork.detail["evidence"] == [
+        {"role": "last_row_kept", "run": "A", "step": 440, "time": iso(at(last_a))},
+        {"role": "first_row", "run": "B", "step": 450, "time": iso(at(first_b))},
+        {"role": "replaces", "id": "gap-A-440"}]
+    zh = language("zh")
+    said = evidence_text(fork, zh)
+    assert said[0] == f"W&B run A 保留的最后一行：第 440 步，{zh.time(at(last_a), True)}"
+    assert said[2] == "取代 gap-A-440"
+    assert evidence_text(fork.to_json(), ENGLISH)[1] == (
+        f"W&B run B first row: step 450 at {at(first_b):%Y-%m-%d %H:%M:%S} UTC")
 
 
 def test_a_fork_not_yet_logged_at_as_of_is_an_open_gap() -> None:

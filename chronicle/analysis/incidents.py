@@ -7,6 +7,7 @@ incident seen again on a later night keeps its id; one still open at `as_of` has
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 
@@ -72,6 +73,7 @@ def _fork_records(s: Series, per_hour: float,
         last = int(before[-1]) if before.size else None
         start = end if last is None else min(float(s.timestamp[last]), end)
         spans.append((start, end))
+        evidence, facts = _fork_evidence(s, fork, last, end - start > gap_s)
         records.append(FailureRecord(
             id=f"fork-{fork.run}",
             kind="fork",
@@ -79,10 +81,11 @@ def _fork_records(s: Series, per_hour: float,
             end=_dt(end),
             what=_fork_what(fork, end - start),
             accelerator_hours_lost=per_hour * (end - start),
-            evidence=_fork_evidence(s, fork, last, end - start > gap_s),
+            evidence=evidence,
             source=SOURCE,
             detail={"run": fork.run, "parent": fork.parent, "step": int(fork.step),
-                    "redone": _redone(fork), "seconds": float(end - start)},
+                    "redone": _redone(fork), "seconds": float(end - start),
+                    "evidence": facts},
         ))
     return records, spans
 
@@ -102,15 +105,18 @@ def _fork_what(fork: Fork, downtime: float) -> str:
     return f"{text}; no metrics for {_span(downtime)}"
 
 
-def _fork_evidence(s: Series, fork: Fork, last: int | None, was_gap: bool) -> tuple[str, ...]:
-    out = [f"W&B run {fork.run} first row: step {fork.step} at {iso(_dt(fork.timestamp))}"]
+def _fork_evidence(s: Series, fork: Fork, last: int | None,
+                   was_gap: bool) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
+    """Return the fork's evidence lines and the facts each states (`detail["evidence"]`)."""
+    lines = [_line("first_row", fork.run, fork.step, fork.timestamp)]
     if last is not None:
-        run, step = s.run[last], int(s.step[last])
-        out.insert(0, f"W&B run {run} last row kept: step {step} at {iso(_dt(s.timestamp[last]))}")
+        run, step = str(s.run[last]), int(s.step[last])
+        lines.insert(0, _line("last_row_kept", run, step, s.timestamp[last]))
         if was_gap:  # an earlier night may have reported this downtime as an open gap
             step = getattr(fork, "parent_last_step", None) or step
-            out.append(f"replaces gap-{run}-{step}")
-    return tuple(out)
+            replaced = f"gap-{run}-{step}"
+            lines.append((f"replaces {replaced}", {"role": "replaces", "id": replaced}))
+    return tuple(text for text, _ in lines), [fact for _, fact in lines]
 
 
 def _gap_records(s: Series, per_hour: float, gap_s: float, now: float,
@@ -125,6 +131,7 @@ def _gap_records(s: Series, per_hour: float, gap_s: float, now: float,
         if any(a <= t[i] and t[i + 1] <= b for a, b in spans):
             continue  # this downtime is the fork's, already recorded once
         a, b = int(order[i]), int(order[i + 1])
+        rows = [_row(s, a), _row(s, b)]
         records.append(FailureRecord(
             id=f"gap-{s.run[a]}-{int(s.step[a])}",
             kind="gap",
@@ -132,12 +139,14 @@ def _gap_records(s: Series, per_hour: float, gap_s: float, now: float,
             end=_dt(t[i + 1]),
             what=f"no metrics for {_span(t[i + 1] - t[i])} after step {int(s.step[a])}",
             accelerator_hours_lost=per_hour * (t[i + 1] - t[i]),
-            evidence=(_row(s, a), _row(s, b)),
+            evidence=_texts(rows),
             source=SOURCE,
-            detail={"step": int(s.step[a]), "seconds": float(t[i + 1] - t[i])},
+            detail={"step": int(s.step[a]), "seconds": float(t[i + 1] - t[i]),
+                    "evidence": _facts(rows)},
         ))
     if now - t[-1] > gap_s:  # silent right now: open until a later row closes it
         a = int(order[-1])
+        rows = [_row(s, a)]
         records.append(FailureRecord(
             id=f"gap-{s.run[a]}-{int(s.step[a])}",
             kind="gap",
@@ -146,10 +155,10 @@ def _gap_records(s: Series, per_hour: float, gap_s: float, now: float,
             what=(f"no metrics since step {int(s.step[a])} "
                   f"({_span(now - t[-1])} so far as of {iso(_dt(now))})"),
             accelerator_hours_lost=per_hour * (now - t[-1]),
-            evidence=(_row(s, a),),
+            evidence=_texts(rows),
             source=SOURCE,
             detail={"step": int(s.step[a]), "seconds": float(now - t[-1]),
-                    "as_of": iso(_dt(now))},
+                    "as_of": iso(_dt(now)), "evidence": _facts(rows)},
         ))
     return records
 
@@ -167,6 +176,7 @@ def _spike_records(s: Series, loss: np.ndarray) -> list[FailureRecord]:
         onset = int(np.flatnonzero(finite[: i + 1] & recent)[0])
         seg = np.where(finite[onset:j], loss[onset:j], -np.inf)
         peak = onset + int(np.argmax(seg))
+        rows = [_row(s, onset), _row(s, peak), _row(s, j - 1)]
         records.append(FailureRecord(
             id=f"spike-{int(s.step[i])}",
             kind="loss_spike",
@@ -175,13 +185,14 @@ def _spike_records(s: Series, loss: np.ndarray) -> list[FailureRecord]:
             what=(f"loss spike to {loss[peak]:.4g} at step {int(s.step[peak])} over a "
                   f"trailing-hour baseline of {mean[i]:.4g} (sigma {sigma[i]:.2g}); "
                   f"steps {int(s.step[onset])}-{int(s.step[j - 1])}"),
-            evidence=(_row(s, onset), _row(s, peak), _row(s, j - 1)),
+            evidence=_texts(rows),
             source=SOURCE,
             # At the precision `what` states them: the trailing-hour statistics carry
             # summation noise in their last digits (a night and a backfill differ there).
             detail={"value": float(f"{loss[peak]:.4g}"), "step": int(s.step[peak]),
                     "baseline": float(f"{mean[i]:.4g}"), "sigma": float(f"{sigma[i]:.2g}"),
-                    "first": int(s.step[onset]), "last": int(s.step[j - 1])},
+                    "first": int(s.step[onset]), "last": int(s.step[j - 1]),
+                    "evidence": _facts(rows)},
         ))
     return records
 
@@ -199,15 +210,16 @@ def _nan_records(s: Series, loss: np.ndarray) -> list[FailureRecord]:
     for i, j in _runs(bad, ~logged):
         rows = int(np.count_nonzero(bad[i:j]))
         first, last = int(s.step[i]), int(s.step[j - 1])
+        lines = [_row(s, i), _row(s, j - 1)] if j - 1 > i else [_row(s, i)]
         records.append(FailureRecord(
             id=f"nan-{first}",
             kind="nan_loss",
             start=_dt(s.timestamp[i]),
             end=_dt(s.timestamp[j - 1]) if later[j - 1] else None,
             what=f"loss was NaN or inf on {rows} logged row(s), steps {first}-{last}",
-            evidence=(_row(s, i), _row(s, j - 1)) if j - 1 > i else (_row(s, i),),
+            evidence=_texts(lines),
             source=SOURCE,
-            detail={"rows": rows, "first": first, "last": last},
+            detail={"rows": rows, "first": first, "last": last, "evidence": _facts(lines)},
         ))
     return records
 
@@ -278,8 +290,31 @@ def _runs(flag: np.ndarray, skip: np.ndarray) -> list[tuple[int, int]]:
     return [(int(pos[a]), int(pos[b - 1]) + 1) for a, b in zip(starts, stops, strict=True)]
 
 
-def _row(s: Series, i: int) -> str:
-    return f"W&B run {s.run[i]} step {int(s.step[i])} at {iso(_dt(s.timestamp[i]))}"
+# An evidence line: the English the record stores (its bytes are the record's since
+# v1) and the facts it states, from which every language says it (render/record_text.py).
+Line = tuple[str, dict[str, Any]]
+_LINES = {
+    "row": "W&B run {run} step {step} at {time}",
+    "last_row_kept": "W&B run {run} last row kept: step {step} at {time}",
+    "first_row": "W&B run {run} first row: step {step} at {time}",
+}
+
+
+def _line(role: str, run: Any, step: Any, timestamp: float) -> Line:
+    fact = {"role": role, "run": str(run), "step": int(step), "time": iso(_dt(timestamp))}
+    return _LINES[role].format(**fact), fact
+
+
+def _row(s: Series, i: int) -> Line:
+    return _line("row", s.run[i], s.step[i], s.timestamp[i])
+
+
+def _texts(lines: list[Line]) -> tuple[str, ...]:
+    return tuple(text for text, _ in lines)
+
+
+def _facts(lines: list[Line]) -> list[dict[str, Any]]:
+    return [fact for _, fact in lines]
 
 
 def _dt(ts: float) -> datetime:

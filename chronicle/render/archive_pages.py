@@ -16,7 +16,7 @@ from chronicle.render import href, render
 from chronicle.render.day import one_line
 from chronicle.render.formats import finite
 from chronicle.render.i18n import Language, site_title
-from chronicle.render.record_text import failure_text
+from chronicle.render.record_text import evidence_text, failure_text
 
 ANCHOR_PREFIX = "failure:"
 # An id made of these keeps its anchor as written (`failure:gap-run-2100`), so the GUIDs of
@@ -102,7 +102,8 @@ def _row(f: FailureRecord, lang: Language) -> _Row:
         short = (end - start).total_seconds() < 30
         duration = "" if short else lang.duration(f.duration_seconds)
     hours = f.accelerator_hours_lost if finite(f.accelerator_hours_lost) else None
-    evidence = tuple((_link_label(u), u) if (u := href(e)) else (e, "") for e in f.evidence)
+    evidence = tuple((_link_label(u), u) if (u := href(e)) else (e, "")
+                     for e in evidence_text(f, lang))
     return _Row(failure_anchor(f.id), f.end is not None, when, duration,
                 lang.term(f.kind, "failure kind"), failure_text(f, lang), hours, evidence)
 

@@ -161,14 +161,16 @@ def fmt_duration(seconds: Any, *, zh: bool) -> str:
     return f"{minutes}分钟" if zh else f"{minutes} min"
 
 
-def fmt_time(value: Any, *, zh: bool) -> str:
-    """Return an ISO time or datetime as '2026-09-30 03:17 UTC' (2026年9月30日 03:17 UTC)."""
+def fmt_time(value: Any, *, zh: bool, seconds: bool = False) -> str:
+    """Return an ISO time or datetime as '2026-09-30 03:17 UTC' (2026年9月30日 03:17 UTC),
+    with its seconds if asked ('03:17:05': the time of one logged row)."""
     when = value if isinstance(value, datetime) else parse_time(value)
     if when is None:
         return MISSING
+    clock = f"{when:%H:%M:%S}" if seconds else f"{when:%H:%M}"
     if zh:
-        return f"{when.year}年{when.month}月{when.day}日 {when:%H:%M} UTC"
-    return when.strftime("%Y-%m-%d %H:%M UTC")
+        return f"{when.year}年{when.month}月{when.day}日 {clock} UTC"
+    return f"{when:%Y-%m-%d} {clock} UTC"
 
 
 def fmt_date(value: Any, *, zh: bool) -> str:

@@ -125,8 +125,8 @@ class Language:
     def duration(self, seconds: Any) -> str:
         return formats.fmt_duration(seconds, zh=self.zh)
 
-    def time(self, value: Any) -> str:
-        return formats.fmt_time(value, zh=self.zh)
+    def time(self, value: Any, seconds: bool = False) -> str:
+        return formats.fmt_time(value, zh=self.zh, seconds=seconds)
 
     def date(self, value: Any) -> str:
         return formats.fmt_date(value, zh=self.zh)

@@ -2,15 +2,21 @@
 pure).
 
 A sealed day JSON and the store keep some generated sentences in English: a day's title,
-the prediction's inference, what a detected failure was, why a correction was made, the
-default health checks' reasons. The English text is the record and is shown as written
-in English. Every other language says the same thing from the record's *facts* (the
-fields beside the sentence: a failure's `detail`, the prediction's figures, a
-correction's `late_rows`), through the same messages: nothing is matched against the
-English text. A record sealed before it carried those facts is shown as written.
+the prediction's inference, what a detected failure was and its evidence, why a
+correction was made, the default health checks' reasons. The English text is the record
+and is shown as written in English. Every other language says the same thing from the
+record's *facts* (the fields beside the sentence: a failure's `detail`, the prediction's
+figures, a correction's `late_rows`), through the same messages: nothing is matched
+against the English text. A record sealed before it carried those facts is shown as
+written.
 
-Each message below mirrors the English the analysis writes (tests/test_record_text.py
-writes every one through the real analysis code and checks the two agree word for word).
+A detected failure is the exception: English says it from its facts too, because the
+sentences the detectors store keep the bytes they were first stored with (a step as
+"7220", a duration as "5.6 h"), while every page writes a step "7,220" and a duration
+"5 h 36 min". The stored sentences stay the record; their facts say the same thing.
+
+Each message below mirrors the English the analysis writes (tests/test_i18n.py writes
+every one through the real analysis code and checks the two state the same facts).
 """
 
 from __future__ import annotations
@@ -39,6 +45,13 @@ SPIKE = N_("loss spike to {value} at step {step} over a trailing-hour baseline o
 FORK = N_("W&B run {run} forked from {parent} at step {step}; no metrics for {duration}")
 FORK_REDONE = N_("W&B run {run} forked from {parent} at step {step} (resumed from "
                  "checkpoint; steps {step}–{redone} re-done); no metrics for {duration}")
+# A detected failure's evidence lines (`detail["evidence"]`: one fact per line, by role).
+EVIDENCE = {
+    "row": N_("W&B run {run} step {step} at {time}"),
+    "last_row_kept": N_("W&B run {run} last row kept: step {step} at {time}"),
+    "first_row": N_("W&B run {run} first row: step {step} at {time}"),
+    "replaces": N_("replaces {id}"),
+}
 
 
 def day_title(day: Mapping[str, Any], lang: Language) -> str:
@@ -69,15 +82,19 @@ def inference_text(prediction: Mapping[str, Any], lang: Language) -> dict[str, s
                 value=fmt_num(edge, 3))}
 
 
-def failure_text(failure: FailureRecord | Mapping[str, Any], lang: Language) -> str:
-    """Return what a failure was: a detected one said in `lang` from its `detail`, one
-    people wrote (an issue, failures.yml) as written."""
+def _record(failure: FailureRecord | Mapping[str, Any]) -> tuple[str, dict[str, Any], str]:
+    """Return a failure's (what, detail, kind), from the record or its JSON."""
     if isinstance(failure, FailureRecord):
-        what, detail, kind = failure.what, dict(failure.detail), failure.kind
-    else:
-        what, detail = str(failure.get("what") or ""), dict(failure.get("detail") or {})
-        kind = str(failure.get("kind") or "")
-    if lang.english or not detail:
+        return failure.what, dict(failure.detail), failure.kind
+    return (str(failure.get("what") or ""), dict(failure.get("detail") or {}),
+            str(failure.get("kind") or ""))
+
+
+def failure_text(failure: FailureRecord | Mapping[str, Any], lang: Language) -> str:
+    """Return what a failure was: a detected one said in `lang` (English included) from its
+    `detail`, one people wrote (an issue, failures.yml) as written."""
+    what, detail, kind = _record(failure)
+    if not detail:
         return what
     _ = lang.gettext
     if kind == "gap" and "as_of" in detail:
@@ -104,6 +121,36 @@ def failure_text(failure: FailureRecord | Mapping[str, Any], lang: Language) -> 
             redone=f"{redone:,}" if redone is not None else "",
             duration=lang.duration(detail["seconds"]))
     return what
+
+
+def evidence_text(failure: FailureRecord | Mapping[str, Any],
+                  lang: Language) -> tuple[str, ...]:
+    """Return a failure's evidence lines: a detected one's said in `lang` from the facts
+    of each line (`detail["evidence"]`), others (links, records stored before their lines
+    carried facts) as written."""
+    if isinstance(failure, FailureRecord):
+        written = tuple(failure.evidence)
+    else:
+        written = tuple(str(e) for e in failure.get("evidence") or ())
+    facts = _record(failure)[1].get("evidence")
+    if not isinstance(facts, list) or len(facts) != len(written):
+        return written
+    return tuple(_evidence_line(fact, lang) or text for fact, text in zip(facts, written,
+                                                                            strict=True))
+
+
+def _evidence_line(fact: Any, lang: Language) -> str | None:
+    """Return one evidence line said from its fact; None when it is not one we know."""
+    if not isinstance(fact, Mapping) or fact.get("role") not in EVIDENCE:
+        return None
+    message = lang.gettext(EVIDENCE[str(fact["role"])])
+    if fact["role"] == "replaces":
+        return message.format(id=fact.get("id")) if fact.get("id") else None
+    step = fact.get("step")
+    if not isinstance(step, int) or not fact.get("run") or not fact.get("time"):
+        return None
+    return message.format(run=fact["run"], step=f"{step:,}",
+                          time=lang.time(fact["time"], seconds=True))
 
 
 def correction_reason(correction: Mapping[str, Any], lang: Language) -> str:

@@ -50,7 +50,10 @@ METHOD_PREFIX = "chronicle.days."
 #      no longer strikes it through), an alert line's name is written on the side its data
 #      leaves free, and a legend's columns follow the chart's width (rows of two below
 #      560 px: a phone cut entries off a legend of fixed columns).
-DAY_PAGE = "chronicle.day_page/12"
+# /13: a detected failure's evidence records its facts (`detail.evidence`: role, run,
+#      step, time), and the page and charts say a detected failure from its facts in
+#      English too ("after step 7,220", "5 h 36 min", not the stored "7220", "5.6 h").
+DAY_PAGE = "chronicle.day_page/13"
 
 
 @dataclass(frozen=True)
