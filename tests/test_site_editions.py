@@ -18,6 +18,7 @@ import pytest
 from chronicle.config import load_config
 from chronicle.store import Store, verify_store
 from tests.support.site_factory import Built, chronicle_build, make_chronicle
+from tests.support.steps import unformatted_steps
 
 NIGHTS = 3
 DATES = ["2026-08-20", "2026-08-21", "2026-08-22"]
@@ -26,7 +27,9 @@ DATES = ["2026-08-20", "2026-08-21", "2026-08-22"]
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Built, Path]:
     root = tmp_path_factory.mktemp("editions")
-    made = make_chronicle(root / "c", nights=NIGHTS, languages=("en", "zh"))
+    # A NaN loss on the last day: a detected failure, said on the day page and the
+    # Failures page from its facts, with its evidence lines.
+    made = make_chronicle(root / "c", nights=NIGHTS, languages=("en", "zh"), nan_row=True)
     return made, chronicle_build(made.root, root / "site")
 
 
@@ -209,6 +212,29 @@ def test_chinese_pages_carry_no_english_template_sentence(built: tuple[Built, Pa
                 if not any(run in w for w in written):
                     found.append(f"{path.relative_to(site)}: {run}")
     assert found == []
+
+
+def test_every_page_of_both_editions_writes_a_step_with_its_separators(
+        built: tuple[Built, Path]) -> None:
+    # One step format wherever a reader sees one: "step 6,760", "第 6,760 步", also in a
+    # failure's evidence lines. Code, ids, links and people's words stay as written.
+    _, site = built
+    found, said = [], {}
+    for path in sorted(site.rglob("*.html")):
+        text = _Text()
+        text.feed(path.read_text(encoding="utf-8"))
+        text.flush()
+        rel = path.relative_to(site).as_posix()
+        said[rel] = "\n".join(text.out)
+        found += [f"{rel}: {bad}" for sentence in text.out
+                  for bad in unformatted_steps(sentence)]
+    assert found == []
+    # The detected failure and its evidence are there to be checked, in both editions.
+    for rel in ("failures.html", "days/2026-08-22.html"):
+        assert "steps 6,760–6,760" in said[rel], rel
+        assert "第 6,760–6,760 步" in said[f"zh/{rel}"], rel
+    assert "W&B run run-a step 6,760 at 2026-08-22 " in said["failures.html"]
+    assert "W&B run run-a 第 6,760 步，2026年8月22日 " in said["zh/failures.html"]
 
 
 def test_a_chinese_day_page_names_and_links_the_sealed_entry(built: tuple[Built, Path]) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from chronicle.analysis.day_model import DaySummary
 from chronicle.analysis.days import summarize_day
+from chronicle.analysis.incidents import detect_failures
 from chronicle.analysis.series import build_series
 from chronicle.config import RunConfig, load_config
 from chronicle.demo import DEMO_WATCH
@@ -23,6 +24,7 @@ from chronicle.render.day_charts import day_charts
 from chronicle.render.i18n import ENGLISH
 from chronicle.render.prose import write_summary
 from chronicle.render.svg import render_svg
+from chronicle.snapshot.evidence import merge_failures
 from chronicle.snapshot.fetch import fetch_simulated_source
 from chronicle.snapshot.take import take_snapshot
 from chronicle.sources.simulated import SimulatedRun
@@ -120,8 +122,11 @@ def _thread(at: datetime, nights: int) -> Thread:
 
 
 def make_chronicle(root: Path, nights: int = 4, failed_source: str | None = None,
-                   url: str = SITE_URL, languages: tuple[str, ...] = ("en",)) -> Built:
-    """Scaffold a chronicle in `root` with `nights` snapshots, each sealing one day."""
+                   url: str = SITE_URL, languages: tuple[str, ...] = ("en",),
+                   nan_row: bool = False) -> Built:
+    """Scaffold a chronicle in `root` with `nights` snapshots, each sealing one day; with
+    `nan_row`, the third day logs a NaN loss (step 6,760), which the detectors record as a
+    failure with its facts (a record as `chronicle snapshot` stores one)."""
     shutil.copytree(SCAFFOLD, root, ignore=shutil.ignore_patterns("__pycache__"))
     (root / "chronicle.yml").write_text(CHRONICLE_YML.format(
         start=START, url=url, languages=", ".join(languages)))
@@ -142,6 +147,8 @@ def make_chronicle(root: Path, nights: int = 4, failed_source: str | None = None
                                                                               minutes=17)
         fail_now = failed_source is not None and night >= nights - 1 and night > 1
         rows = _rows(day)
+        if nan_row and night == 3:
+            rows[100]["train/loss"] = math.nan
         failures = [failure] + ([open_failure] if night >= 4 else [])
         thread = _thread(taken, night)
         if not (fail_now and failed_source == "wandb"):
@@ -153,6 +160,9 @@ def make_chronicle(root: Path, nights: int = 4, failed_source: str | None = None
         table = pa.Table.from_pylist([{k: r.get(k) for k in sorted(set().union(*all_rows))}
                                       for r in all_rows])
         series = build_series(table, [run], config)
+        if nan_row:
+            nan = [f for f in detect_failures(series, config, taken) if f.kind == "nan_loss"]
+            failures = merge_failures(nan, failures)
         sid = snapshot_id(taken)
         summary = summarize_day(day, series, failures, history, config, sid, taken, previous)
         summary["summary"] = write_summary(summary, ENGLISH)
