@@ -6,6 +6,9 @@ import pytest
 
 from chronicle.analysis.claims import check_claims, figures
 from chronicle.errors import ConfigError
+from chronicle.render import render
+from chronicle.render.i18n import ENGLISH, language
+from chronicle.render.run_pages import _claimed
 from tests.support.config import make_config
 
 CLAIMS = [
@@ -44,3 +47,24 @@ def test_unknown_figure_gets_a_suggestion() -> None:
     bad = dict(CLAIMS[0], against="config.accelerator")
     with pytest.raises(ConfigError, match=r"did you mean 'config\.accelerators'"):
         make_config(claims=[bad])
+
+
+def test_a_claim_is_said_once_at_the_precision_it_was_made() -> None:
+    zh = language("zh")
+    # The statement writes its value: it is the claim, shown as written in every language.
+    for statement, value in (("The run uses 792 GPUs", 792), ("18.75T tokens", 18.75e12),
+                             ("MFU p50 13.6%", 13.6), ("1,024 nodes", 1024)):
+        assert _claimed(statement, value, ENGLISH) == _claimed(statement, value, zh) == ""
+    # A statement without it gains the claimed value, in the page's language, with the
+    # digits it was claimed with (not the site's three).
+    assert (_claimed("Billions of dollars of compute", 1e9, ENGLISH),
+            _claimed("Billions of dollars of compute", 1e9, zh)) == ("1B", "10亿")
+    assert (_claimed("about 19T tokens", 18.75e12, ENGLISH),
+            _claimed("about 19T tokens", 18.75e12, zh)) == ("18.75T", "18.75万亿")
+    assert _claimed("the MFU is 13.65 or so", 13.6, ENGLISH) == "13.6"
+    config = make_config(claims=CLAIMS)
+    rows = [{**c, "claimed": _claimed(c["statement"], c["value"], ENGLISH), "figure_text": "x"}
+            for c in check_claims(config, figures(config, {}, [], ("c", None), ("d", None)))]
+    page = render("claims.md.j2", ENGLISH, claims=rows, snapshot=None)
+    assert "| 792 GPUs | w, x, 2026-08-01 |" in page
+    assert "| billions (1B USD) | w, x |" in page

@@ -9,6 +9,7 @@ docs/: content}. Alert lines on its charts come from the configured health check
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -307,6 +308,19 @@ def _fig(value: float | None, lang: Language, claimed: float | None = None) -> s
     return fmt_plain(value)
 
 
+def _claimed(statement: str, value: float, lang: Language) -> str:
+    """Return the claimed value to show beside a claim's statement, in `lang` and with as
+    many digits as it was claimed with; "" when the statement itself writes it (792 in
+    "The run uses 792 GPUs", 18.75T in "18.75T tokens"): a claim is said once."""
+    exact = fmt_si(value, zh=False, digits=exact_digits(value)) if abs(value) >= 1e6 else (
+        f"{value:,.0f}" if float(value).is_integer() else f"{value:,}")
+    forms = {exact, exact.replace(",", ""), fmt_plain(value), f"{value:g}"}
+    if any(re.search(rf"(?<![\d.,]){re.escape(f)}(?![\d])", statement) for f in forms):
+        return ""
+    return fmt_si(value, zh=True, digits=exact_digits(value)) if lang.zh and abs(value) >= 1e6 \
+        else exact
+
+
 def run_pages(config: RunConfig, series: Series, failures: Sequence[FailureRecord],
               days: Sequence[Mapping[str, Any]], runs: Sequence[RunRecord],
               artifacts: tuple[Artifact, Artifact], snapshot: str | None,
@@ -337,7 +351,7 @@ def run_pages(config: RunConfig, series: Series, failures: Sequence[FailureRecor
     out["cost.md"] = render("cost.md.j2", lang, cost=cost, prices=sorted(
         config.run.prices_usd_per_accelerator_hour.items()), budget=config.run.token_budget)
     figs = figures(config, cost, days, *artifacts)
-    claims = [{**c, "value_text": _fig(c["value"], lang),
+    claims = [{**c, "claimed": _claimed(c["statement"], c["value"], lang),
                "figure_text": _fig(c["figure"], lang, claimed=c["value"])}
               for c in check_claims(config, figs)]
     out["claims.md"] = render("claims.md.j2", lang, claims=claims, snapshot=snapshot)
