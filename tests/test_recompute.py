@@ -15,7 +15,7 @@ from chronicle.config import load_config
 from chronicle.models import Fetched
 from chronicle.snapshot.fetch import fetch_simulated_source
 from chronicle.snapshot.take import take_snapshot
-from chronicle.store import Store
+from chronicle.store import Store, dump_json, sha256_bytes
 from tests.support.chain import edit_day_json, rewrite_manifest, rewrite_sealed
 from tests.support.commands import cli
 from tests.support.config import scaffold_simulated
@@ -226,3 +226,48 @@ def test_a_changed_chronicle_yml_is_said_and_its_figures_still_compared(
     assert "FAIL day 2026-08-20: tokens.budget: sealed 18000000000000.0, recomputed " \
            "20000000000000.0 (chronicle.days.config/1) (chronicle.yml changed since the " \
            "day was sealed" in result.output
+
+
+def _as_stored_before_evidence_facts(docs: Path) -> None:
+    """Rewrite the store as chronicle.day_page/11 left it: failure records without their
+    evidence's facts (`detail.evidence`), days citing those files (chain fixed up)."""
+    moved: dict[str, tuple[str, int]] = {}  # old sha256 -> (new sha256, size)
+    for snap in Store(docs).snapshots():
+        path = snap.path / "failures.json"
+        if "failures.json" not in snap.files:
+            continue
+        records = json.loads(path.read_bytes())
+        for r in records:
+            r.get("detail", {}).pop("evidence", None)
+        blob = dump_json(records)
+        path.write_bytes(blob)
+        manifest = json.loads((snap.path / "MANIFEST.json").read_bytes())
+        old = manifest["files"]["failures.json"]["sha256"]
+        manifest["files"]["failures.json"] = {"sha256": sha256_bytes(blob), "size": len(blob)}
+        moved[old] = (sha256_bytes(blob), len(blob))
+        rewrite_manifest(docs, snap.id, manifest)
+    for path in sorted((docs / "days").glob("*.json")):
+        day = json.loads(path.read_bytes())
+        day["provenance"]["page"] = "chronicle.day_page/11"
+        for figure in day["provenance"]["figures"].values():
+            for a in figure.get("artifacts") or ():
+                if a["sha256"] in moved:
+                    a["sha256"], a["size"] = moved[a["sha256"]]
+        old = sha256_bytes(path.read_bytes())
+        blob = (json.dumps(day, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()
+        rewrite_sealed(docs, f"days/{path.name}", blob)
+        moved[old] = (sha256_bytes(blob), len(blob))
+
+
+def test_a_store_from_before_evidence_facts_still_recomputes(sealed: Path,
+                                                             tmp_path: Path) -> None:
+    # Records stored before their evidence carried facts are made again as they were
+    # stored (the days cite those files by sha256), and a day a snapshot sealed with the
+    # one before it cites that one as sealed, not as this code would seal it.
+    root = _copy(sealed, tmp_path)
+    _as_stored_before_evidence_facts(root / "docs")
+    assert cli("verify", "--dir", str(root)).exit_code == 0
+    result = cli("verify", "--dir", str(root), "--recompute")
+    assert result.exit_code == 0, result.output
+    assert "pages not compared (page version chronicle.day_page/11" in result.output
+    assert "figures equal to the sealed ones" in result.output

@@ -9,7 +9,7 @@ path relative to docs/ and their sha256, so a reader can fetch and check them.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from typing import Any
 
@@ -126,6 +126,22 @@ def _input_name(name: str, raw_keys: Mapping[str, str]) -> str:
     return name
 
 
+def as_stored(failures: Sequence[FailureRecord],
+              stored: Sequence[FailureRecord]) -> list[FailureRecord]:
+    """Return detected `failures` as a snapshot stored before their evidence carried its
+    facts would have: without `detail.evidence` where its record of the same id has none
+    (chronicle.day_page/12 added them; nothing else a record says may differ, so
+    `verify --recompute` still proves every other byte of an older failures.json)."""
+    had = {f.id: f for f in stored}
+    out = []
+    for f in failures:
+        old = had.get(f.id)
+        if "evidence" in f.detail and old is not None and "evidence" not in old.detail:
+            f = replace(f, detail={k: v for k, v in f.detail.items() if k != "evidence"})
+        out.append(f)
+    return out
+
+
 class SealContext:
     """The artifacts of the store plus the snapshot being taken, for provenance."""
 
@@ -135,7 +151,7 @@ class SealContext:
                  stored: SnapshotInfo | None = None) -> None:
         """`stored`: the snapshot `sid` as stored (verify --recompute replays it): its
         files' sha256s are its manifest's, not those of bytes made again."""
-        self.store = store
+        self.store, self.stored = store, stored
         self.new_metrics: dict[str, Any] | None = None  # {sha256, size} of tonight's file
         self.metrics: list[MetricsFile] = []
         for snap in store.snapshots():
@@ -178,6 +194,8 @@ class SealContext:
                     self.runs = Artifact(f"data/{snap.id}/runs.json", meta["sha256"],
                                          meta["size"])
                     break
+        if stored is not None:  # made again as the version that stored it wrote them
+            failures = as_stored(failures, store.failures_of(stored))
         fblob = dump_json([f.to_json() for f in failures])
         self.failures = Artifact(f"data/{sid}/failures.json", sha256_bytes(fblob), len(fblob))
         cfg = config.root / CONFIG_NAME
@@ -194,6 +212,12 @@ class SealContext:
         scopes["runs"] = [self.runs] if self.runs else []
         prev = (day - timedelta(days=1)).isoformat()
         rel = f"days/{prev}.json"
+        # A day the replayed snapshot sealed too is cited as it sealed it (its manifest's
+        # sha256): made again under a newer page version, its bytes would differ.
+        meta = (self.stored.sealed.get(prev) or {}).get(rel) if self.stored else None
+        if isinstance(meta, Mapping) and "sha256" in meta:
+            scopes["previous"] = [Artifact(rel, str(meta["sha256"]), int(meta.get("size", 0)))]
+            return scopes
         blob = sealed_now.get(prev, {}).get(rel)
         if blob is None:
             blob = self.store.sealed_bytes(rel)  # checked against the manifest sealing it
