@@ -130,7 +130,7 @@ def as_stored(failures: Sequence[FailureRecord],
               stored: Sequence[FailureRecord]) -> list[FailureRecord]:
     """Return detected `failures` as a snapshot stored before their evidence carried its
     facts would have: without `detail.evidence` where its record of the same id has none
-    (chronicle.day_page/12 added them; nothing else a record says may differ, so
+    (chronicle.day_page/13 added them; nothing else a record says may differ, so
     `verify --recompute` still proves every other byte of an older failures.json)."""
     had = {f.id: f for f in stored}
     out = []
