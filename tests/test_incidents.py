@@ -18,7 +18,7 @@ from chronicle.analysis.series import Fork, Series, build_series
 from chronicle.config import DEFAULT_METRICS
 from chronicle.models import FailureRecord, RunRecord, iso
 from chronicle.render.i18n import ENGLISH, language
-from chronicle.render.record_text import evidence_text
+from chronicle.render.record_text import evidence_text, failure_text
 from tests.support.config import make_config
 
 HERO = Path(__file__).parent / "fixtures" / "hero_head.csv"
@@ -320,6 +320,11 @@ def test_nan_rows_merge_and_missing_rows_do_not_count() -> None:
     assert "on 3 logged row(s), steps 100-130" in first.what
     assert first.accelerator_hours_lost is None
     assert second.start == second.end == at(ts[20])
+    # A page says one row's step once, in each language; a run of rows as a range.
+    assert failure_text(second, ENGLISH) == "loss was NaN or inf on one logged row, at step 200"
+    zh = language("zh")
+    assert "200" in failure_text(second, zh) and "–" not in failure_text(second, zh)
+    assert failure_text(first, ENGLISH) == "loss was NaN or inf on 3 logged rows, steps 100–130"
     assert last.end is None  # still NaN at the last row
 
 

@@ -42,6 +42,7 @@ GAP = N_("no metrics for {duration} after step {step}")
 GAP_OPEN = N_("no metrics since step {step} ({duration} so far as of {time})")
 SPIKE = N_("loss spike to {value} at step {step} over a trailing-hour baseline of "
            "{baseline} (sigma {sigma}); steps {first}–{last}")
+NAN_ONE = N_("loss was NaN or inf on one logged row, at step {step}")
 FORK = N_("W&B run {run} forked from {parent} at step {step}; no metrics for {duration}")
 FORK_REDONE = N_("W&B run {run} forked from {parent} at step {step} (resumed from "
                  "checkpoint; steps {step}–{redone} re-done); no metrics for {duration}")
@@ -108,6 +109,9 @@ def failure_text(failure: FailureRecord | Mapping[str, Any], lang: Language) -> 
                                baseline=f"{detail['baseline']:.4g}",
                                sigma=f"{detail['sigma']:.2g}", first=f"{detail['first']:,}",
                                last=f"{detail['last']:,}")
+    if kind == "nan_loss" and detail["first"] == detail["last"]:
+        # One row: its step once ("steps 4,660–4,660" read as a range that is not one).
+        return _(NAN_ONE).format(step=f"{detail['first']:,}")
     if kind == "nan_loss":
         return lang.ngettext(
             "loss was NaN or inf on {rows} logged row, steps {first}–{last}",

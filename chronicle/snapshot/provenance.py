@@ -53,7 +53,9 @@ METHOD_PREFIX = "chronicle.days."
 # /13: a detected failure's evidence records its facts (`detail.evidence`: role, run,
 #      step, time), and the page and charts say a detected failure from its facts in
 #      English too ("after step 7,220", "5 h 36 min", not the stored "7220", "5.6 h").
-DAY_PAGE = "chronicle.day_page/13"
+# /14: a NaN loss on one logged row names its step once ("on one logged row, at step
+#      4,660", not "steps 4,660–4,660").
+DAY_PAGE = "chronicle.day_page/14"
 
 
 @dataclass(frozen=True)
