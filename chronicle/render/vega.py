@@ -39,8 +39,9 @@ NEUTRAL: Final = "#888888"  # rules and strokes (3:1 on white and on slate); nev
 # SVG sits on a white card (chronicle.css): SVG text is not seen by axe, so the tests
 # measure it (tests/test_site_accessibility.py).
 TEXT: Final = "#595959"
-# What a chart is drawn on: white (a static SVG sits on a white card; chronicle.js swaps
-# in vega's dark background, #333, for a live chart in dark mode).
+# What a chart is drawn on: white (a static SVG sits on a white card; a live chart's
+# background is transparent, and chronicle.js gives a name's outline the colour of what
+# the chart sits on, the slate page in dark mode).
 BACKGROUND: Final = "#ffffff"
 # Mid-tone colours that keep 3:1 against white and against Material's slate background.
 SERIES_COLORS: Final = ("#4c78a8", "#2f8f83", "#8a6fbf", "#9d755d", "#607d8b")

@@ -36,19 +36,27 @@
 
   /* Dark mode: vega's dark theme lightens axes, legends and titles, not the text marks a
      spec colours itself (marker and alert names, risk labels: dark grey for white pages).
-     Those are drawn light, so they keep their contrast on the slate background, and a
+     Those are drawn light, so they keep their contrast on the slate background. A
      name's outline (a text mark with a stroke and no fill: vega.py `halo`) takes the
-     dark theme's background, #333, so it still hides what runs behind the name. */
+     colour the chart is drawn on (its background is transparent), in either scheme, so
+     it hides what runs behind the name without showing as a box. */
   var TEXT_ON_DARK = "#d4d4d4";
-  var DARK_BACKGROUND = "#333";
-  function lightText(node) {
-    if (Array.isArray(node)) { node.forEach(lightText); return; }
+  function paintText(node, dark, back) {
+    if (Array.isArray(node)) { node.forEach(function (n) { paintText(n, dark, back); }); return; }
     if (!node || typeof node !== "object") return;
     var mark = node.mark;
-    if (mark === "text") node.mark = { type: "text", color: TEXT_ON_DARK };
-    else if (mark && mark.type === "text" && mark.stroke) mark.stroke = DARK_BACKGROUND;
-    else if (mark && mark.type === "text") mark.color = TEXT_ON_DARK;
-    if (node.layer) lightText(node.layer);
+    if (mark === "text" && dark) node.mark = { type: "text", color: TEXT_ON_DARK };
+    else if (mark && mark.type === "text" && mark.stroke) mark.stroke = back;
+    else if (mark && mark.type === "text" && dark) mark.color = TEXT_ON_DARK;
+    if (node.layer) paintText(node.layer, dark, back);
+  }
+
+  function backdrop(el) {
+    for (; el && el.nodeType === 1; el = el.parentElement) {
+      var c = getComputedStyle(el).backgroundColor;
+      if (c && c !== "transparent" && !/^rgba\(.*,\s*0\)$/.test(c)) return c;
+    }
+    return "#ffffff";
   }
 
   function draw(el) {
@@ -65,7 +73,7 @@
                     loader: { target: "_self" } };
     if (theme === "dark") options.theme = "dark";
     return fetchSpec(url).then(function (spec) {
-      if (theme === "dark") lightText(spec);
+      paintText(spec, theme === "dark", backdrop(el));
       return window.vegaEmbed(target, spec, options);
     }).then(function () {
       var svg = target.querySelector("svg");
