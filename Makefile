@@ -38,7 +38,7 @@ lint: install
 
 ## pytest's exit code 5 (no tests collected) must fail, not pass silently.
 test: install chromium lint
-	@$(PY) -m pytest -q -p no:cacheprovider; rc=$$?; \
+	@$(PY) -m pytest -q -p no:cacheprovider --durations=15; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests"; exit 1; fi; exit $$rc
 
 ## Ratios against plain mkdocs, measured side by side (bench/__main__.py); ~10 min at 100 days.
