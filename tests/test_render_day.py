@@ -107,7 +107,12 @@ def test_front_matter_is_what_the_feed_needs() -> None:
 def test_body_figures_changes_and_links() -> None:
     _, body = page(make_day())
     assert "| Train loss, last | 2.310 | 2.322 | −0.012 |" in body
-    assert "| MFU p50 \\(percent\\) | 21.3% | 21.0% | +0.3 |" in body
+    # A share, whatever unit MFU is logged in, and its change in percentage points.
+    assert "| MFU p50 | 21.3% | 21.0% | +0.3 pp |" in body
+    day = make_day()
+    day["throughput"]["mfu_unit"] = "fraction"
+    day["throughput"]["mfu_p50"], day["previous"]["mfu_p50"] = 0.213, 0.21
+    assert "| MFU p50 | 21.3% | 21.0% | +0.3 pp |" in page(day)[1]
     assert "| Eval loss, latest | — |" in body  # missing is shown as missing, not zero
     assert ('<div class="chronicle-chart" data-spec="2026-09-29/loss.vl.json">'
             '<img src="2026-09-29/loss.svg" alt="Loss, run so far"') in body

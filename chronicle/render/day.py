@@ -25,7 +25,7 @@ from chronicle.render.formats import (
     fmt_points,
     fmt_signed,
 )
-from chronicle.render.i18n import ENGLISH, N_, Language
+from chronicle.render.i18n import ENGLISH, Language
 from chronicle.render.metrics import check_value
 from chronicle.render.prose import describe_correction, residual_line, write_summary
 from chronicle.render.record_text import day_title
@@ -44,13 +44,19 @@ def _change(now: Any, before: Any, digits: int, pct: bool = False,
     return fmt_signed(delta, digits)
 
 
+def _times(value: Any, factor: float) -> Any:
+    return float(value) * factor if finite(value) else value
+
+
 def key_figures(day: DaySummary, lang: Language) -> list[tuple[str, str, str, str]]:
     """Return rows (figure, this day, previous day, change) of the key-figures table."""
     _, fmt_si = lang.gettext, lang.si
     prev: Mapping[str, Any] = day.get("previous") or {}
     loss, tok, thr = day["loss"], day["tokens"], day["throughput"]
     moe, gn = day["moe"], day["grad_norm"]
-    unit = "%" if thr.get("mfu_unit", "percent") == "percent" else ""
+    # MFU is logged in percent (21.2) or as a fraction (0.212); the table says it as a
+    # share either way (21.2%), and its change in percentage points, like goodput's.
+    per = 0.01 if thr.get("mfu_unit", "percent") == "percent" else 1.0
     eval_at = _(" (step {step})").format(step=fmt_count(loss["eval_step"])) \
         if loss.get("eval_step") is not None else ""
     tok_s = _(" tok/s")
@@ -70,9 +76,10 @@ def key_figures(day: DaySummary, lang: Language) -> list[tuple[str, str, str, st
         (_("Goodput (sustained ÷ compute)"), fmt_pct(thr["goodput"]),
          fmt_pct(prev.get("goodput")), _change(thr["goodput"], prev.get("goodput"), 1, pct=True,
                                                     lang=lang)),
-        (_("MFU p50 ({unit})").format(unit=_(thr.get("mfu_unit", "percent"))),
-         fmt_num(thr["mfu_p50"], 1, unit), fmt_num(prev.get("mfu_p50"), 1, unit),
-         _change(thr["mfu_p50"], prev.get("mfu_p50"), 1)),
+        (_("MFU p50"), fmt_pct(_times(thr["mfu_p50"], per)),
+         fmt_pct(_times(prev.get("mfu_p50"), per)),
+         _change(_times(thr["mfu_p50"], per), _times(prev.get("mfu_p50"), per), 1, pct=True,
+                 lang=lang)),
         (_("MoE drop fraction, max"), fmt_pct(moe["drop_fraction_max"], 2),
          fmt_pct(prev.get("drop_fraction_max"), 2),
          _change(moe["drop_fraction_max"], prev.get("drop_fraction_max"), 2,
@@ -90,8 +97,6 @@ def key_figures(day: DaySummary, lang: Language) -> list[tuple[str, str, str, st
     return rows
 
 
-# The MFU units (wandb.mfu_unit) as the key figures name them.
-MFU_UNITS = (N_("percent"), N_("fraction"))
 
 
 def _si_change(now: Any, before: Any, lang: Language) -> str:

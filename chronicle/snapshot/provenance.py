@@ -55,7 +55,9 @@ METHOD_PREFIX = "chronicle.days."
 #      English too ("after step 7,220", "5 h 36 min", not the stored "7220", "5.6 h").
 # /14: a NaN loss on one logged row names its step once ("on one logged row, at step
 #      4,660", not "steps 4,660–4,660").
-DAY_PAGE = "chronicle.day_page/14"
+# /15: MFU in the key figures as a share whatever unit it is logged in ("MFU p50 22.1%",
+#      not "MFU p50 (percent) 22.1%"), its change in percentage points (+0.4 pp, was 0.4).
+DAY_PAGE = "chronicle.day_page/15"
 
 
 @dataclass(frozen=True)
