@@ -1,7 +1,8 @@
 """The append-only, checksummed store under docs/ (store stage).
 
 read.py reads it (`Store`), write.py appends a snapshot and seals days
-(`write_snapshot`, the only writer), lock.py lets one process at a time in (`locked`),
+(`write_snapshot`, the only writer; `write_mementos` adds a Wayback mementos record,
+mementos.py its shape), lock.py lets one process at a time in (`locked`),
 verify.py checks the hash chain (`verify_store`), manifest.py the shape of a manifest,
 files.py names a damaged file, hashing.py and tables.py give the bytes their checksums
 are taken of.
@@ -10,6 +11,7 @@ are taken of.
 from chronicle.store.files import damaged, read_json
 from chronicle.store.hashing import dump_json, sha256_bytes, sha256_file
 from chronicle.store.lock import Access, StoreBusy, locked, reading
+from chronicle.store.mementos import MEMENTOS_DIR, Attempt, Memento, MementoRecord
 from chronicle.store.read import (
     DATA_DIR,
     DAYS_DIR,
@@ -28,14 +30,18 @@ from chronicle.store.verify import (
     verify_against,
     verify_store,
 )
-from chronicle.store.write import finish_interrupted, write_snapshot
+from chronicle.store.write import finish_interrupted, write_mementos, write_snapshot
 
 __all__ = [
     "DATA_DIR",
     "DAYS_DIR",
     "MANIFEST",
+    "MEMENTOS_DIR",
     "Access",
+    "Attempt",
     "Head",
+    "Memento",
+    "MementoRecord",
     "Problem",
     "SnapshotInfo",
     "Store",
@@ -58,5 +64,6 @@ __all__ = [
     "unstored_rows",
     "verify_against",
     "verify_store",
+    "write_mementos",
     "write_snapshot",
 ]

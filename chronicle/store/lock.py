@@ -42,6 +42,7 @@ from chronicle.nofollow import (
     open_file,
     read_file,
 )
+from chronicle.store.mementos import MEMENTOS_DIR
 from chronicle.store.read import DAYS_DIR, LOCK_FILE, MANIFEST, STAGED, TMP_PREFIX, Store
 from chronicle.store.write import finish_interrupted
 
@@ -238,7 +239,8 @@ def _links(store: Store) -> list[tuple[Path, str]]:
     inside = store.docs.parent.resolve()
     for path, what in links_under(store.docs):
         rel = path.relative_to(store.docs).parts
-        if what == "a symbolic link" and rel[0] not in (store.data.name, DAYS_DIR):
+        if what == "a symbolic link" and rel[0] not in (store.data.name, DAYS_DIR,
+                                                        MEMENTOS_DIR):
             target = path.resolve()
             if target.is_relative_to(inside) and (target.is_file() or target.is_dir()):
                 continue  # docs/assets/logo.svg -> ../../brand/logo.svg: the chronicle's own

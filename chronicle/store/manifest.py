@@ -17,6 +17,7 @@ from typing import Any
 from chronicle.models import parse_time
 
 SNAPSHOT_ID = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{6}Z$")
+MEMENTOS_PATH = re.compile(r"^mementos/\d{4}-\d{2}-\d{2}T\d{6}Z\.json$")
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _MAX_SHOWN = 60  # characters of a bad value quoted in a message
 
@@ -92,9 +93,23 @@ def manifest_problems(m: Any) -> list[str]:
             for s in sources.values()):
         out.append(f"sources: expected name -> {{status: ok|failed}}, got {_show(sources)}")
     out += sealed_problems(m.get("sealed", {}))
+    out += mementos_problems(m.get("mementos", {}))
     for key in ("corrections", "waiting"):
         if key in m and not isinstance(m[key], list):
             out.append(f"{key}: expected a list, got {_show(m[key])}")
+    return out
+
+
+def mementos_problems(listed: Any) -> list[str]:
+    """Return the problems of a manifest's `mementos` (record path -> {sha256, size})."""
+    if not isinstance(listed, Mapping):
+        return [f"mementos: expected path -> {{sha256, size}}, got {_show(listed)}"]
+    out: list[str] = []
+    for rel, meta in listed.items():
+        if not isinstance(rel, str) or not MEMENTOS_PATH.match(rel):
+            out.append(f"mementos: {_show(rel)} is not a record under mementos/ (named like "
+                       "mementos/2026-09-30T041200Z.json)")
+        out += _file_meta(f"mementos.{rel}", meta)
     return out
 
 

@@ -4,8 +4,11 @@ Layout (contract, see README "Store layout"):
     docs/data/<YYYY-MM-DD>T<HHMMSS>Z/{metrics.parquet,runs.json,threads.json,pulls.json,
                                        failures.json,MANIFEST.json}
     docs/days/<date>.md, <date>.json, <date>/*.vl.json|*.svg   (sealed day pages)
+    docs/mementos/<YYYY-MM-DD>T<HHMMSS>Z.json   (Wayback mementos, listed by the next
+                                                 manifest: store/mementos.py)
 
-`Store` reads snapshots, sealed days, metrics, runs, threads and failure records; writing
+`Store` reads snapshots, sealed days, metrics, runs, threads, failure records and
+mementos; writing
 is store/write.py's and checking store/verify.py's.
 
 Everything `Store` returns comes from bytes it checked against the chain: the manifests'
@@ -40,6 +43,7 @@ from chronicle.models import (
     Thread,
     parse_time,
 )
+from chronicle.nofollow import read_file
 from chronicle.store.files import (
     damaged,
     parquet_from_bytes,
@@ -49,6 +53,14 @@ from chronicle.store.files import (
 )
 from chronicle.store.hashing import sha256_bytes
 from chronicle.store.manifest import manifest_problems
+from chronicle.store.mementos import (
+    MEMENTOS_DIR,
+    RECORD_NAME,
+    Attempt,
+    Memento,
+    MementoRecord,
+    parse_record,
+)
 
 MANIFEST = "MANIFEST.json"
 MANIFEST_FORMAT = "chronicle-manifest/1"
@@ -97,6 +109,12 @@ class SnapshotInfo:
     def sealed(self) -> dict[str, dict[str, dict[str, Any]]]:
         """date -> {path relative to docs/: {sha256, size}} of the days this snapshot sealed."""
         return dict(self.manifest.get("sealed", {}))
+
+    @property
+    def mementos(self) -> dict[str, dict[str, Any]]:
+        """path relative to docs/ -> {sha256, size} of the mementos records this snapshot
+        put in the chain (store/mementos.py)."""
+        return dict(self.manifest.get("mementos", {}))
 
     @property
     def degraded(self) -> bool:
@@ -278,6 +296,50 @@ class Store:
 
         # A sealed file never changes either: read and checked once per process.
         return self._once((snap.id, rel), read)
+
+    def memento_records(self) -> list[MementoRecord]:
+        """Return the mementos records in the chain, oldest first, each checked against the
+        manifest that listed it."""
+        out = []
+        for snap in self.snapshots():
+            for rel, meta in sorted(snap.mementos.items()):
+                def read(rel: str = rel, meta: dict[str, Any] = meta,
+                         snap: SnapshotInfo = snap) -> MementoRecord:
+                    blob = _checked(self.docs / rel, "mementos record", meta,
+                                    f"the manifest {snap.id}/{MANIFEST} that listed it")
+                    return parse_record(blob, self.docs / rel)
+
+                out.append(self._once((snap.id, rel), read))
+        return out
+
+    def mementos(self) -> list[Memento]:
+        """Return every recorded memento (in the chain), oldest first."""
+        return [m for r in self.memento_records() for m in r.mementos]
+
+    def memento_of(self, day: date) -> Memento | None:
+        """Return the first recorded memento of `day`'s page (None: not archived yet)."""
+        return next((m for m in self.mementos() if m.day == day), None)
+
+    def pending_memento_paths(self) -> list[str]:
+        """Return the mementos records (paths relative to docs/) no manifest lists yet:
+        written by `chronicle archive` since the newest snapshot, oldest first."""
+        folder = self.docs / MEMENTOS_DIR
+        if not folder.is_dir() or folder.is_symlink():
+            return []
+        listed = {rel for snap in self.snapshots() for rel in snap.mementos}
+        names = sorted(p.name for p in folder.iterdir() if RECORD_NAME.match(p.name))
+        return [rel for n in names if (rel := f"{MEMENTOS_DIR}/{n}") not in listed]
+
+    def pending_memento_records(self) -> list[MementoRecord]:
+        """Return the records no manifest lists yet (read without following a link; not
+        in the chain: `archive` reads them, the build never does)."""
+        return [parse_record(read_file(self.docs / rel), self.docs / rel)
+                for rel in self.pending_memento_paths()]
+
+    def memento_attempts(self) -> list[Attempt]:
+        """Return every capture that ended in an error, recorded or pending."""
+        return [a for r in (*self.memento_records(), *self.pending_memento_records())
+                for a in r.attempts]
 
     def load_metrics(self) -> pa.Table:
         """Return every stored metric row once, sorted by run, step.

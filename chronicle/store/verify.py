@@ -1,5 +1,8 @@
 """`chronicle verify`: check every manifest, the hash chain and every sealed file (store stage).
 
+Mementos records (store/mementos.py) listed by a manifest are checked like any other
+store file; one not listed yet (pending until the next snapshot) must at least be a record.
+
 Pure reading: it returns findings and changes nothing. A finding names the file (relative
 to the chronicle folder) and what is wrong with it. A damaged manifest is one finding among
 the others, never the end of the check. The chain's newest snapshot can only be checked
@@ -19,7 +22,14 @@ from chronicle.errors import ChronicleError, StoreError
 from chronicle.models import parse_time
 from chronicle.nofollow import links_under
 from chronicle.store.hashing import sha256_bytes, sha256_file
-from chronicle.store.manifest import SHA256, SNAPSHOT_ID, manifest_problems, sealed_problems
+from chronicle.store.manifest import (
+    SHA256,
+    SNAPSHOT_ID,
+    manifest_problems,
+    mementos_problems,
+    sealed_problems,
+)
+from chronicle.store.mementos import MEMENTOS_DIR, RECORD_NAME, parse_record
 from chronicle.store.read import MANIFEST, MANIFEST_FORMAT, SnapshotInfo, Store, snapshot_id
 
 
@@ -68,7 +78,9 @@ def verify_store(store: Store) -> list[Problem]:
     previous: _Entry | None = None
     sealed_paths: set[str] = set()
     sealed_by: dict[str, str] = {}
+    listed_by: dict[str, str] = {}
     for entry in entries:
+        problems += _check_mementos(store, entry, listed_by)
         problems += _check_link(store, entry, previous)
         previous = entry
         if entry.info is not None:
@@ -82,7 +94,48 @@ def verify_store(store: Store) -> list[Problem]:
             for sealed_rel, meta in files.items():
                 sealed_paths.add(sealed_rel)
                 problems += _check_file(store, store.docs / sealed_rel, meta)
-    return problems + _unsealed(store, sealed_paths)
+    return (problems + _unsealed(store, sealed_paths)
+            + _check_pending_mementos(store, set(listed_by)))
+
+
+def _check_mementos(store: Store, entry: _Entry, listed_by: dict[str, str]) -> list[Problem]:
+    """Check the mementos records a manifest lists (each once in the chain, unaltered)."""
+    manifest = entry.manifest
+    if not isinstance(manifest, Mapping) or mementos_problems(manifest.get("mementos", {})):
+        return []  # a malformed list is reported with the manifest's other problems
+    out = []
+    for rel, meta in manifest.get("mementos", {}).items():
+        if rel in listed_by:
+            out.append(Problem(_rel(store, entry.folder / MANIFEST),
+                               f"lists {rel} again (already listed by {listed_by[rel]}): a "
+                               "mementos record is put in the chain once"))
+        listed_by.setdefault(rel, entry.folder.name)
+        out += _check_file(store, store.docs / rel, meta)
+    return out
+
+
+def _check_pending_mementos(store: Store, listed: set[str]) -> list[Problem]:
+    """Find what has no place in docs/mementos (records are named by their time), and
+    records not yet in the chain that are not records at all."""
+    folder = store.docs / MEMENTOS_DIR
+    if not folder.is_dir() or folder.is_symlink():
+        return []
+    out = []
+    for child in sorted(folder.iterdir()):
+        rel = f"{MEMENTOS_DIR}/{child.name}"
+        if child.is_symlink() or rel in listed:
+            continue  # a link is reported by the layout check; listed ones are checked
+        if not RECORD_NAME.match(child.name) or not child.is_file():
+            out.append(Problem(_rel(store, child), "not a mementos record (named like "
+                               "2026-09-30T041200Z.json, written by `chronicle archive`): "
+                               "remove it"))
+            continue
+        try:
+            parse_record(child.read_bytes(), child)
+        except ChronicleError as err:
+            out.append(Problem(_rel(store, child), f"not in the chain yet, and unreadable: "
+                               f"{err}"))
+    return out
 
 
 def _sealed_of(entry: _Entry) -> dict[str, dict[str, Any]]:
@@ -218,7 +271,7 @@ def _check_layout(store: Store) -> list[Problem]:
             elif not SNAPSHOT_ID.match(child.name):
                 out.append(Problem(_rel(store, child), "not a snapshot folder (named like "
                                    "2026-09-30T031700Z): remove it from docs/data"))
-    for top in (store.data, store.days):
+    for top in (store.data, store.days, store.docs / MEMENTOS_DIR):
         for path, what in links_under(top) if top.is_dir() else ():
             what = "a symlink" if what == "a symbolic link" else what
             out.append(Problem(_rel(store, path), f"{what}: the store holds regular files "

@@ -8,14 +8,17 @@ committed; one killed after it leaves staged files whose snapshot's manifest pro
 sealed: `finish_interrupted` (run by every command that takes the store lock) deletes the
 first and publishes the second, so no reader ever sees a day file no manifest seals.
 Each MANIFEST.json names its predecessor's sha256: the manifests form a hash chain.
+`write_mementos` adds a mementos record under docs/mementos (`chronicle archive`); the
+next snapshot lists it in its manifest, which puts it in the chain (store/mementos.py).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
-from collections.abc import Iterable, Mapping
-from datetime import date, datetime
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +32,17 @@ from chronicle.models import (
     Thread,
     iso,
 )
+from chronicle.nofollow import folder as folder_fd
+from chronicle.nofollow import read_file
 from chronicle.store.hashing import dump_json, sha256_bytes, sha256_file
+from chronicle.store.mementos import (
+    MEMENTOS_DIR,
+    RECORD_NAME,
+    Attempt,
+    Memento,
+    parse_record,
+    record_bytes,
+)
 from chronicle.store.read import (
     DAYS_DIR,
     MANIFEST,
@@ -38,6 +51,7 @@ from chronicle.store.read import (
     TMP_PREFIX,
     SnapshotInfo,
     Store,
+    parse_snapshot_id,
     read_snapshot_info,
     snapshot_id,
 )
@@ -86,6 +100,9 @@ def write_snapshot(
                 _stage_day_file(store, tmp, rel, blob, sealed_paths)
                 sealed_meta[day][rel] = {"sha256": sha256_bytes(blob), "size": len(blob)}
         manifest = _manifest(sid, taken_at, latest, files, statuses, sealed_meta, extra)
+        listed = _pending_mementos(store)
+        if listed:  # absent when there is none: manifests without mementos are as before
+            manifest["mementos"] = listed
         (tmp / MANIFEST).write_bytes(dump_json(manifest))
         # Save outputs: the rename commits the snapshot and the days it seals at once.
         os.replace(tmp, final)
@@ -140,6 +157,44 @@ def _manifest(sid: str, taken_at: datetime, latest: SnapshotInfo | None,
         "sealed": sealed,
         **(dict(extra) if extra else {}),
     }
+
+
+def _pending_mementos(store: Store) -> dict[str, dict[str, Any]]:
+    """Return the mementos records `chronicle archive` wrote since the newest snapshot
+    (path relative to docs/ -> {sha256, size}), each read once without following a link
+    and parsed: a damaged one is refused (StoreError naming it), never put in the chain."""
+    out: dict[str, dict[str, Any]] = {}
+    for rel in store.pending_memento_paths():
+        blob = read_file(store.docs / rel)
+        parse_record(blob, store.docs / rel)
+        out[rel] = {"sha256": sha256_bytes(blob), "size": len(blob)}
+    return out
+
+
+def write_mementos(store: Store, now: datetime, mementos: Sequence[Memento],
+                   attempts: Sequence[Attempt]) -> str:
+    """Write a new mementos record (the caller holds the store lock); return its path
+    relative to docs/. Named by its time, after every record before it; never rewritten:
+    the next snapshot lists it in its manifest (store/mementos.py)."""
+    folder = store.docs / MEMENTOS_DIR
+    newest = max((parse_snapshot_id(p.name.removesuffix(".json"))
+                  for p in folder.iterdir() if RECORD_NAME.match(p.name)),
+                 default=None) if folder.is_dir() else None
+    when = now if newest is None or now > newest else newest + timedelta(seconds=1)
+    name = f"{snapshot_id(when)}.json"
+    blob = record_bytes(when, mementos, attempts)
+    with folder_fd(store.docs, [MEMENTOS_DIR], create=True) as fd:
+        # O_EXCL: a record is written once, never over anything (a link included).
+        out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644,
+                      dir_fd=fd)
+        try:
+            with os.fdopen(out, "wb") as sink:
+                sink.write(blob)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(name, dir_fd=fd)
+            raise
+    return f"{MEMENTOS_DIR}/{name}"
 
 
 def _snapshot_files(
