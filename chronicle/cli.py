@@ -83,6 +83,9 @@ def _disk_context(command: str, kwargs: dict[str, Any]) -> tuple[Path, str]:
         return root, "the nights snapshotted so far are kept (each one whole)"
     if command == "init":
         return root, "the scaffold may be incomplete: delete what it wrote"
+    if command == "archive":
+        return root / "docs" / "mementos", "no mementos record was written (the captures " \
+            "made are asked for again next night)"
     return root, "nothing was changed"
 
 
@@ -182,6 +185,29 @@ def snapshot(root: Path, as_of: str | None) -> None:
     if result.degraded:
         click.echo("degraded snapshot written (the stored data is intact); exit code 3", err=True)
         sys.exit(EXIT_DEGRADED)
+
+
+@main.command()
+@DIR_OPTION
+@_clean_errors
+def archive(root: Path) -> None:
+    """Ask the Wayback Machine (Save Page Now 2) for a copy of every sealed day page that
+    has none yet, and of the home page once a day; record the mementos in the store."""
+    import os
+
+    from chronicle.snapshot.archive import archive_site, wayback_settings
+
+    config = load_config(root)
+    api_url, keys = wayback_settings(os.environ)
+    report = archive_site(config, datetime.now(UTC).replace(microsecond=0), api_url, keys,
+                          echo=click.echo)
+    for target in report.given_up:
+        click.secho(f"warning: {target.url} not asked for: its captures failed too often "
+                    "(see the attempts in docs/mementos)", fg="yellow", err=True)
+    if report.record:
+        click.echo(f"recorded in docs/{report.record} (the next snapshot puts it in the "
+                   "hash chain)")
+    click.echo(report.summary())
 
 
 def _site_dir_option(help_text: str) -> Callable[[F], F]:
