@@ -1,4 +1,5 @@
-"""The machine API: api/index.json, api/days/<date>.json, api/latest.json (site stage)."""
+"""The machine API: api/index.json, api/days/<date>.json, api/latest.json,
+api/mementos.json (site stage)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 from chronicle.models import iso
 from chronicle.site.inputs import BuildInputs
-from chronicle.store import sha256_file
+from chronicle.store import Store, sha256_file
 
 
 def api_files(inputs: BuildInputs) -> dict[str, str | bytes]:
@@ -40,7 +41,15 @@ def api_files(inputs: BuildInputs) -> dict[str, str | bytes]:
         "waiting_days": [{"day": w["day"], "sources": w["sources"],
                           "seal_anyway_at": iso(w["seal_anyway_at"])} for w in inputs.waiting],
     })
+    out["api/mementos.json"] = mementos_file(store)
     return out
+
+
+def mementos_file(store: Store) -> str:
+    """Return api/mementos.json: every Wayback memento in the hash chain, oldest first
+    (`day` null for the home page); a record not yet listed by a snapshot is not in it."""
+    return json.dumps([m.to_json() for m in store.mementos()], indent=1, sort_keys=True,
+                      ensure_ascii=False) + "\n"
 
 
 def _dump(obj: Mapping[str, Any]) -> str:

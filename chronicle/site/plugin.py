@@ -179,7 +179,7 @@ class ChroniclePlugin(BasePlugin):
         if self.code != DEFAULT:
             # A translated edition renders its own day pages from the sealed JSON; the
             # sealed files and the published data stay at the root, once.
-            for file in [f for f in files if f.src_uri.startswith(("days/", "data/"))]:
+            for file in [f for f in files if f.src_uri.startswith(("days/", "data/", "mementos/"))]:
                 files.remove(file)
         # A translated edition's day charts are written into the site as they are drawn
         # (mkdocs's `site_dir` was emptied before on_files): a long run's are never all held.

@@ -222,7 +222,7 @@ def _docs_files(config: RunConfig, code: str) -> Iterator[tuple[str, Path]]:
         rel = path.relative_to(config.docs_dir).as_posix()
         if path.is_symlink() or not path.is_file():
             continue  # the store refuses links; a tree copies files only
-        if code != DEFAULT and rel.startswith(("days/", "data/")):
+        if code != DEFAULT and rel.startswith(("days/", "data/", "mementos/")):
             continue
         yield rel, path
 
