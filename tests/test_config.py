@@ -186,6 +186,23 @@ def test_plain_site_urls_are_accepted(url: str, stored: str | None) -> None:
     assert parse_config(config_dict(site__url=url), Path(".")).site.url == (stored or url)
 
 
+@pytest.mark.parametrize("doi", [
+    "https://doi.org/10.5281/zenodo.1234567", "doi:10.5281/zenodo.1234567", "10.5281",
+    "zenodo.1234567", "10.5281/zenodo {x}", "10.5281/a\\b", 1234567, ["10.5281/zenodo.1"],
+])
+def test_site_doi_must_be_a_doi_name(doi: Any) -> None:
+    found = problems_of(config_dict(site__doi=doi))
+    assert len(found) == 1 and found[0].startswith(
+        "site.doi: expected a DOI, e.g. 10.5281/zenodo.1234567 (the name alone, without "
+        "https://doi.org/), got "), found
+
+
+def test_site_doi_is_optional_and_kept_as_written() -> None:
+    assert parse_config(config_dict(), Path(".")).site.doi is None
+    assert parse_config(config_dict(site__doi=" 10.5281/zenodo.1234567 "),
+                        Path(".")).site.doi == "10.5281/zenodo.1234567"
+
+
 def test_every_problem_in_every_section_at_once() -> None:
     data = config_dict(run__start="2026-02-30", wandb__mfu_unit="percnt",
                        site__url="https://x.org/?a",

@@ -24,6 +24,9 @@ _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 # A URL echoed into HTML attributes, feeds and citations: scheme, host, optional port and
 # path only, from characters that need no escaping anywhere (no quotes, <>, spaces, \).
 _SITE_URL = re.compile(r"^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~%/+:@-]*)?$")
+# A DOI as CFF 1.2.0 writes one (its schema's pattern, less the backslash): the name alone,
+# never the resolver URL; it is written as is into BibTeX, CSL-JSON and links.
+_DOI = re.compile(r"^10\.\d{4,9}(\.\d+)?/[A-Za-z0-9:/_;.()\[\]-]+$")
 _LINK = re.compile(r"^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?([/?#][^\s\"'<>\\`{}|^]*)?$")
 
 
@@ -178,6 +181,14 @@ def site_url(value: Any) -> str:
         return value if value.endswith("/") else value + "/"
     raise Invalid(f"expected a plain http(s) URL, e.g. https://example.org/chronicle/ "
                   f"(no quotes, spaces, <>, user@, ?query or #fragment), got {show(value)}")
+
+
+def doi_name(value: Any) -> str:
+    """A DOI name such as 10.5281/zenodo.1234567 (not its https://doi.org/ URL)."""
+    if isinstance(value, str) and _DOI.match(value.strip()):
+        return value.strip()
+    raise Invalid("expected a DOI, e.g. 10.5281/zenodo.1234567 (the name alone, without "
+                  f"https://doi.org/), got {show(value)}")
 
 
 def links(value: Any) -> tuple[str, ...]:

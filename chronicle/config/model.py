@@ -18,6 +18,7 @@ from chronicle.config.checks import (
     boolean,
     choice,
     day,
+    doi_name,
     integer,
     issue_numbers,
     name_map,
@@ -269,6 +270,9 @@ class SiteSection:
                                     doc="the site title of each translated edition")
     author: str = option(text(), default="chronicle", doc="author shown in citations")
     license: str = option(text(), default="CC-BY-4.0", doc="licence of the chronicle")
+    # Zenodo mints it once the repository is linked (README "Citing"): unknown until then.
+    doi: str | None = option(doi_name, default=None,
+                             doc="the chronicle's concept DOI on Zenodo (10.5281/zenodo.N)")
     languages: tuple[str, ...] = option(_languages, default=("en",),
                                         doc="the site's languages: en, then translations")
     # Material for MkDocs reached its end of life on 2026-11-05; Zensical is its successor
