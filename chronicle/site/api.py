@@ -19,11 +19,15 @@ def api_files(inputs: BuildInputs) -> dict[str, str | bytes]:
     index = []
     for d in days:
         md = store.days / f"{d['date']}.md"
+        ids = inputs.swhids.get(d["date"])
         index.append({"date": d["date"], "day": d["day"], "title": d["title"],
                       "permalink": f"{config.site.url}days/{d['date']}.html",
                       "json": f"{config.site.url}api/days/{d['date']}.json",
                       "sealed_by": d["sealed_by"], "sealed_at": d["sealed_at"],
-                      "sha256": sha256_file(md) if md.is_file() else None})
+                      "sha256": sha256_file(md) if md.is_file() else None,
+                      # Intrinsic ids anyone can recompute from the bytes (store/swhid.py).
+                      "swhid": ids.page if ids else None,
+                      "swhid_dir": ids.folder if ids else None})
         out[f"api/days/{d['date']}.json"] = (store.days / f"{d['date']}.json").read_bytes()
     latest = inputs.latest
     out["api/index.json"] = _dump({"run": config.run.name, "days": index})

@@ -36,6 +36,7 @@ from chronicle.site.build_cache import (
     entry_key,
 )
 from chronicle.store import SnapshotInfo, Store, damaged, read_json, sha256_file
+from chronicle.store.swhid import DaySwhids, day_swhids
 
 log = logging.getLogger("mkdocs.plugins.chronicle")
 # The watchers' keys of a sealed day JSON (analysis/verdicts.py watch_day).
@@ -96,6 +97,13 @@ class BuildInputs:
         latest = self.latest
         return run_state(self.series, run_finish(self.series, self.runs, self.config),
                          self.config, latest.taken_at if latest else None)
+
+    @cached_property
+    def swhids(self) -> dict[str, DaySwhids]:
+        """Each sealed day's SWHIDs (date -> page and chart folder), computed from its
+        stored bytes: one home for api/index.json, the citations and CITATION.cff."""
+        return {d["date"]: day_swhids(self.store.days, d["date"]) for d in self.days
+                if (self.store.days / f"{d['date']}.md").is_file()}
 
     @property
     def latest(self) -> SnapshotInfo | None:
