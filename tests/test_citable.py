@@ -6,6 +6,7 @@ import hashlib
 import html
 import json
 import re
+import shutil
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -15,9 +16,14 @@ import jsonschema
 import pytest
 import yaml
 
+from chronicle.config import RunConfig
 from chronicle.models import SourceStatus
-from chronicle.render.cite import Entry, bibtex
+from chronicle.render.archive_pages import about_page
+from chronicle.render.cite import Entry, bibtex, citation_cff, cite_markdown, csl_json
+from chronicle.render.i18n import ENGLISH, language
 from chronicle.store import Store, verify_store, write_snapshot
+from tests.support.config import make_config
+from tests.support.git import git
 from tests.support.site_factory import SITE_URL, Built, build_site, make_chronicle
 
 REPO = Path(__file__).resolve().parents[1]
@@ -171,3 +177,123 @@ def test_bibtex_escapes_special_characters() -> None:
     text = bibtex(entry)
     assert "R\\&D\\_run 100\\%" in text and "{A \\& B}" in text and "Site \\{x\\}" in text
     assert text.startswith("@misc{r-d-run-100-day001,")
+
+
+def _git_ids(days: Path, tmp: Path) -> dict[str, str]:
+    """Return git's own ids of a copy of docs/days: path -> blob id (files), tree id (folders)."""
+    repo = tmp / "git"
+    shutil.copytree(days, repo / "days")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    tree = git(repo, "write-tree")
+    listing = git(repo, "ls-tree", "-t", tree, "days/")
+    return {line.split("\t")[1]: line.split()[2] for line in listing.splitlines()}
+
+
+def test_api_index_gives_every_day_the_swhids_git_computes(
+        archive: tuple[Built, Path, Path], tmp_path: Path) -> None:
+    made, _, site = archive
+    ids = _git_ids(made.config.docs_dir / "days", tmp_path)
+    days = json.loads((site / "api" / "index.json").read_text())["days"]
+    assert len(days) == 4
+    for d in days:
+        assert d["swhid"] == "swh:1:cnt:" + ids[f"days/{d['date']}.md"]
+        assert d["swhid_dir"] == "swh:1:dir:" + ids[f"days/{d['date']}"]
+        served = (site / "days" / f"{d['date']}.md").read_bytes()
+        assert d["sha256"] == hashlib.sha256(served).hexdigest()  # the keys it had stay
+        assert {"date", "day", "title", "permalink", "json", "sealed_by", "sealed_at"} <= set(d)
+
+
+def test_the_cite_box_names_permalink_sha256_swhid_then_the_snapshot(
+        archive: tuple[Built, Path, Path]) -> None:
+    _, _, site = archive
+    index = {d["date"]: d for d in json.loads((site / "api" / "index.json").read_text())["days"]}
+    swhid, folder = index[DAY]["swhid"], index[DAY]["swhid_dir"]
+    page = (site / "days" / f"{DAY}.html").read_text(encoding="utf-8")
+    assert f'href="https://archive.softwareheritage.org/{swhid}"' in page
+    assert f'href="https://archive.softwareheritage.org/{folder}"' in page
+    text = _text(site / "days" / f"{DAY}.html")
+    block = text[text.index("Cite this entry¶"):text.index("Data files¶")]
+    order = [block.index(s) for s in ("Permalink:", "sha256 of the sealed page:",
+                                      f"SWHID: {swhid}, its charts: {folder}", "Snapshot:")]
+    assert order == sorted(order), block
+    assert "resolved by Software Heritage once it has archived" in block
+    assert f"swhid = {{{swhid}}}" in block and f"SWHID {swhid}" in block
+    csl = json.loads((site / "days" / DAY / "cite.json").read_text())[0]
+    assert csl["archive"] == "Software Heritage" and csl["archive_location"] == swhid
+    newest = max(index)
+    cff = yaml.safe_load((site / "CITATION.cff").read_text())
+    assert [i["value"] for i in cff["identifiers"]] == [index[newest]["swhid"],
+                                                        index[newest]["swhid_dir"]]
+    assert {i["type"] for i in cff["identifiers"]} == {"swh"}
+
+
+def test_without_site_doi_nothing_mentions_a_doi(archive: tuple[Built, Path, Path]) -> None:
+    _, _, site = archive
+    assert "doi" not in yaml.safe_load((site / "CITATION.cff").read_text())
+    assert "DOI" not in json.loads((site / "days" / DAY / "cite.json").read_text())[0]
+    for page in (site / "days" / f"{DAY}.html", site / "about.html"):
+        text = _text(page)
+        assert "DOI" not in text and "doi.org" not in text and "Zenodo" not in text, page
+
+
+DOI = "10.5281/zenodo.1234567"
+MEMENTO = ("https://web.archive.org/web/20260822041500/https://e.org/days/2026-08-20.html",
+           datetime(2026, 8, 22, 4, 15, tzinfo=UTC))
+SWHID = "swh:1:cnt:" + "a" * 40
+SWHID_DIR = "swh:1:dir:" + "b" * 40
+
+
+def _entry(**kw: Any) -> Entry:
+    return Entry("Day 1 · 2026-08-20", "Run", "Site", "A", 1, 10, "2026-08-20",
+                 "https://e.org/days/2026-08-20.html", "2026-08-21T031700Z",
+                 "2026-08-21T03:17:00Z", "0" * 64, None, "CC-BY-4.0", **kw)
+
+
+@pytest.mark.parametrize(("code", "lines"), [
+    ("en", ["Permalink: <https://e.org/days/2026-08-20.html>",
+            f"sha256 of the sealed page: `{'0' * 64}`",
+            f"SWHID: [`{SWHID}`](https://archive.softwareheritage.org/{SWHID}), its charts: "
+            f"[`{SWHID_DIR}`](https://archive.softwareheritage.org/{SWHID_DIR}) (resolved by "
+            "Software Heritage once",
+            f"Archived copy: <{MEMENTO[0]}> (Wayback Machine, captured 2026-08-22 04:15 UTC)",
+            f"DOI: <https://doi.org/{DOI}> (the chronicle on Zenodo, all its versions)",
+            "Snapshot: `2026-08-21T031700Z`"]),
+    ("zh", ["永久链接：<https://e.org/days/2026-08-20.html>",
+            f"封存页面的 sha256：`{'0' * 64}`",
+            f"SWHID：[`{SWHID}`](https://archive.softwareheritage.org/{SWHID})，其图表："
+            f"[`{SWHID_DIR}`](https://archive.softwareheritage.org/{SWHID_DIR})（Software "
+            "Heritage 归档本编年记录的仓库后即可解析）",
+            f"归档副本：<{MEMENTO[0]}>（Wayback Machine，抓取于 2026年8月22日 04:15 UTC）",
+            f"DOI：<https://doi.org/{DOI}>（Zenodo 上本编年记录的全部版本）",
+            "快照：`2026-08-21T031700Z`"]),
+])
+def test_the_cite_box_order_in_both_languages(code: str, lines: list[str]) -> None:
+    lang = ENGLISH if code == "en" else language(code)
+    entry = _entry(swhid=SWHID, swhid_dir=SWHID_DIR, doi=DOI, memento=MEMENTO)
+    block = cite_markdown(entry, [], "2026-08-20/cite.json", lang).splitlines()[2:8]
+    assert len(block) == len(lines)
+    for said, expected in zip(block, lines, strict=True):
+        assert said.startswith(expected), (said, expected)
+    assert [s.endswith("  ") for s in block] == [True] * 5 + [False]  # one anchor a line
+    # Without them, their lines are not there at all.
+    bare = cite_markdown(_entry(), [], "2026-08-20/cite.json", lang)
+    assert "SWHID" not in bare and "DOI" not in bare and "Wayback" not in bare
+
+
+def test_site_doi_reaches_bibtex_csl_cff_and_the_about_page() -> None:
+    entry = _entry(swhid=SWHID, doi=DOI)
+    assert f"  doi = {{{DOI}}}," in bibtex(entry) and f"  swhid = {{{SWHID}}}\n}}" in bibtex(entry)
+    assert json.loads(csl_json(entry))[0]["DOI"] == DOI
+    cff = yaml.safe_load(citation_cff("T", "A", "https://e.org/", "2026-08-21", "CC-BY-4.0",
+                                      "About.", doi=DOI, identifiers=[
+                                          {"type": "swh", "value": SWHID, "description": "d"}]))
+    jsonschema.validate(cff, SCHEMA)
+    assert cff["doi"] == DOI
+    config: RunConfig = make_config(site__doi=DOI)
+    about = about_page(config, ENGLISH)
+    assert (f"The chronicle is archived on Zenodo under the DOI <https://doi.org/{DOI}>, one "
+            "version per week") in about
+    assert f"本编年记录在 Zenodo 上归档，DOI 为 <https://doi.org/{DOI}>，每周一个版本" in \
+        about_page(config, language("zh"))
+    assert "Zenodo" not in about_page(make_config(), ENGLISH)

@@ -251,6 +251,23 @@ def test_a_chinese_day_page_names_and_links_the_sealed_entry(built: tuple[Built,
         assert hashlib.sha256(source.read_bytes()).hexdigest() == sha
 
 
+def test_the_chinese_cite_box_names_permalink_sha256_swhid_then_the_snapshot(
+        built: tuple[Built, Path]) -> None:
+    _, site = built
+    index = {d["date"]: d for d in json.loads((site / "api" / "index.json").read_text())["days"]}
+    for day in DATES:
+        page = (site / "zh" / "days" / f"{day}.html").read_text(encoding="utf-8")
+        text = html.unescape(re.sub(r"<[^>]+>", "", page))
+        block = text[text.index("引用本条目¶"):text.index("数据文件¶")]
+        swhid, folder = index[day]["swhid"], index[day]["swhid_dir"]
+        order = [block.index(s) for s in (
+            "永久链接：", "封存页面的 sha256：",
+            f"SWHID：{swhid}，其图表：{folder}（Software Heritage", "快照：")]
+        assert order == sorted(order), block
+        assert f'href="https://archive.softwareheritage.org/{swhid}"' in page
+        assert "DOI" not in block
+
+
 def test_the_chinese_feeds_have_one_item_per_sealed_day(built: tuple[Built, Path]) -> None:
     made, site = built
     url = made.config.site.url + "zh/"

@@ -127,4 +127,4 @@ def about_page(config: RunConfig, lang: Language) -> str:
         failure_labels=config.github.failure_labels, license=config.site.license,
         accelerators=f"{config.run.accelerators.count} × {config.run.accelerators.kind}",
         prices=sorted(config.run.prices_usd_per_accelerator_hour.items()),
-        site_url=config.site.url)
+        site_url=config.site.url, doi=config.site.doi)

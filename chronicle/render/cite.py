@@ -11,7 +11,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from typing import Any
 
 import yaml
@@ -21,6 +21,8 @@ from chronicle.render import md_text
 from chronicle.render.i18n import Language
 
 CFF_VERSION = "1.2.0"
+SWH_RESOLVER = "https://archive.softwareheritage.org/"
+DOI_RESOLVER = "https://doi.org/"
 _BIBTEX_SPECIAL = re.compile(r"([&%$#_{}~^\\])")
 _SPDX = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.+-]*$")
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
@@ -52,6 +54,12 @@ class Entry:
     sha256: str  # of the sealed Markdown page, as its sealing manifest recorded it
     json_sha256: str | None
     license: str
+    # Of the sealed page's bytes and of its chart folder's (store/swhid.py), at build time.
+    swhid: str | None = None
+    swhid_dir: str | None = None
+    doi: str | None = None  # the chronicle's concept DOI (site.doi)
+    # An archived copy of the page: the memento's URL and when it was captured.
+    memento: tuple[str, datetime] | None = None
 
 
 def entry_key(e: Entry) -> str:
@@ -71,8 +79,9 @@ def _tex(text: str) -> str:
 def bibtex(e: Entry) -> str:
     """Return a BibTeX @misc record of the entry."""
     when = date.fromisoformat(e.date)
+    swhid = f"; SWHID {e.swhid}" if e.swhid else ""
     note = (f"{e.site_title}, day {e.day} of {e.planned_days} of the training run {e.run}. "
-            f"Sealed by snapshot {e.snapshot}; sha256 of the sealed page: {e.sha256}. "
+            f"Sealed by snapshot {e.snapshot}; sha256 of the sealed page: {e.sha256}{swhid}. "
             "Accessed YYYY-MM-DD")
     fields = [
         ("author", "{" + _tex(e.author) + "}"),
@@ -83,6 +92,12 @@ def bibtex(e: Entry) -> str:
         ("url", e.permalink),
         ("note", _tex(note)),
     ]
+    # Verbatim fields (biblatex reads `doi` as is; `swhid` is biblatex-software's): a DOI
+    # name (config/checks.py) and a SWHID hold nothing BibTeX would read as markup.
+    if e.doi:
+        fields.append(("doi", e.doi))
+    if e.swhid:
+        fields.append(("swhid", e.swhid))
     body = ",\n".join(f"  {name} = {{{value}}}" if name != "month" else f"  {name} = {value}"
                       for name, value in fields)
     return f"@misc{{{entry_key(e)},\n{body}\n}}\n"
@@ -90,9 +105,11 @@ def bibtex(e: Entry) -> str:
 
 def plain_citation(e: Entry) -> str:
     """Return a one-paragraph plain-text citation of the entry."""
+    swhid = f", SWHID {e.swhid}" if e.swhid else ""
+    doi = f" {DOI_RESOLVER}{e.doi}." if e.doi else ""
     return (f"{e.author}. \u201c{e.run}: {e.title}.\u201d {e.site_title}, day {e.day} of "
             f"{e.planned_days}, {e.date}. {e.permalink}. Snapshot {e.snapshot}, sha256 "
-            f"{e.sha256}. Accessed [YYYY-MM-DD].")
+            f"{e.sha256}{swhid}.{doi} Accessed [YYYY-MM-DD].")
 
 
 def csl_json(e: Entry) -> str:
@@ -107,9 +124,17 @@ def csl_json(e: Entry) -> str:
         "issued": {"date-parts": [[when.year, when.month, when.day]]},
         "URL": e.permalink,
         "version": e.snapshot,
-        "note": f"Sealed by snapshot {e.snapshot} at {e.sealed_at}; sha256 {e.sha256}",
+        "note": f"Sealed by snapshot {e.snapshot} at {e.sealed_at}; sha256 {e.sha256}"
+                + (f"; SWHID {e.swhid}" if e.swhid else ""),
         "license": e.license,
     }
+    if e.swhid:
+        # CSL has no SWHID variable: the standard archive variables keep it where every
+        # processor and reference manager keeps them (Zotero: Archive, Loc. in Archive).
+        item["archive"] = "Software Heritage"
+        item["archive_location"] = e.swhid
+    if e.doi:
+        item["DOI"] = e.doi
     return json.dumps([item], indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
@@ -129,13 +154,8 @@ def cite_markdown(e: Entry, files: Sequence[DataFile], cite_json: str, lang: Lan
         else f"[CSL-JSON]({cite_json})"
     lines = [
         "## " + _("Cite this entry") + " { data-search-exclude }", "",
-        _("Permalink:") + lang.sep + f"<{e.permalink}>  ",
-        _("Snapshot: `{snapshot}` (sealed {sealed_at})").format(
-            snapshot=e.snapshot, sealed_at=e.sealed_at) + "  ",
-        _("sha256 of the sealed page: `{sha256}` ({link}, byte for byte)").format(
-            sha256=e.sha256,
-            link=f'<a href="{source}">' + _("the sealed Markdown source") + "</a>"),
-        "",
+        # One line per anchor, in the order a citer needs them; Markdown hard line breaks.
+        "  \n".join(_identifiers(e, source, lang)), "",
         # The citation names the English record, so a translation marks it as English.
         md_text(plain_citation(e)) if lang.english  # the config's strings are text
         else f'<p lang="en">{escape(plain_citation(e))}</p>', "",
@@ -149,6 +169,38 @@ def cite_markdown(e: Entry, files: Sequence[DataFile], cite_json: str, lang: Lan
     for f in files:
         lines.append(f"| {_link(f.path, record)} | {_size(f.size)} | `{f.sha256}` |")
     return "\n".join(lines) + "\n"
+
+
+def _identifiers(e: Entry, source: str, lang: Language) -> list[str]:
+    """Return the lines naming what a citation of `e` points at: the permalink, the sha256
+    of the sealed source, its SWHIDs, an archived copy, the DOI, then the sealing
+    snapshot; each line only when the entry has it."""
+    _ = lang.gettext
+    lines = [
+        _("Permalink:") + lang.sep + f"<{e.permalink}>",
+        _("sha256 of the sealed page: `{sha256}` ({link}, byte for byte)").format(
+            sha256=e.sha256,
+            link=f'<a href="{source}">' + _("the sealed Markdown source") + "</a>"),
+    ]
+    if e.swhid:
+        page = f"[`{e.swhid}`]({SWH_RESOLVER}{e.swhid})"
+        lines.append(
+            _("SWHID: {page}, its charts: {folder} (resolved by Software Heritage once it "
+              "has archived the chronicle's repository)").format(
+                page=page, folder=f"[`{e.swhid_dir}`]({SWH_RESOLVER}{e.swhid_dir})")
+            if e.swhid_dir else
+            _("SWHID: {page} (resolved by Software Heritage once it has archived the "
+              "chronicle's repository)").format(page=page))
+    if e.memento:
+        url, when = e.memento
+        lines.append(_("Archived copy: <{url}> (Wayback Machine, captured {time})").format(
+            url=url, time=lang.time(when)))
+    if e.doi:
+        lines.append(_("DOI: <{url}> (the chronicle on Zenodo, all its versions)").format(
+            url=DOI_RESOLVER + e.doi))
+    lines.append(_("Snapshot: `{snapshot}` (sealed {sealed_at})").format(
+        snapshot=e.snapshot, sealed_at=e.sealed_at))
+    return lines
 
 
 def _link(path: str, record: str = "") -> str:
@@ -174,9 +226,11 @@ def _size(n: int) -> str:
 def citation_cff(
     title: str, author: str, url: str, released: str | None, license_id: str,
     abstract: str, kind: str = "dataset", version: str | None = None,
-    repository: str | None = None,
+    repository: str | None = None, doi: str | None = None,
+    identifiers: Sequence[Mapping[str, str]] = (),
 ) -> str:
-    """Return a CITATION.cff (CFF 1.2.0) document."""
+    """Return a CITATION.cff (CFF 1.2.0) document (`identifiers`: its `identifiers` list,
+    each a `type`, `value` and `description`)."""
     doc: dict[str, Any] = {
         "cff-version": CFF_VERSION,
         "message": "If you use this, please cite it using these metadata.",
@@ -186,6 +240,10 @@ def citation_cff(
         "authors": [{"name": author}],
         "url": url,
     }
+    if doi:
+        doc["doi"] = doi
+    if identifiers:
+        doc["identifiers"] = [dict(i) for i in identifiers]
     if repository:
         doc["repository-code"] = repository
     if version:

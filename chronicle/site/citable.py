@@ -20,10 +20,13 @@ from chronicle.render.cite import Entry, citation_cff, cite_markdown, csl_json, 
 from chronicle.render.i18n import N_, Language, edition_dir, site_title
 from chronicle.site.inputs import BuildInputs
 from chronicle.store import SnapshotInfo
+from chronicle.store.swhid import DaySwhids
 
 
-def day_entry(config: RunConfig, day: Mapping[str, Any], snap: SnapshotInfo) -> Entry:
-    """Return the citation of a sealed day, its sha256s taken from the sealing manifest."""
+def day_entry(config: RunConfig, day: Mapping[str, Any], snap: SnapshotInfo,
+              swhids: DaySwhids | None = None) -> Entry:
+    """Return the citation of a sealed day, its sha256s taken from the sealing manifest and
+    its SWHIDs (`swhids`) from its sealed bytes."""
     files = snap.sealed.get(day["date"], {})
     md = files.get(f"days/{day['date']}.md", {})
     js = files.get(f"days/{day['date']}.json", {})
@@ -32,20 +35,40 @@ def day_entry(config: RunConfig, day: Mapping[str, Any], snap: SnapshotInfo) -> 
         author=config.site.author, day=int(day["day"]), planned_days=config.run.planned_days,
         date=day["date"], permalink=f"{config.site.url}days/{day['date']}.html",
         snapshot=snap.id, sealed_at=iso(snap.taken_at) or "", sha256=str(md.get("sha256", "")),
-        json_sha256=js.get("sha256"), license=config.site.license)
+        json_sha256=js.get("sha256"), license=config.site.license,
+        swhid=swhids.page if swhids else None, swhid_dir=swhids.folder if swhids else None,
+        doi=config.site.doi)
 
 
 def day_sections(config: RunConfig, day: Mapping[str, Any], snap: SnapshotInfo,
-                 lang: Language, record: str = "") -> str:
+                 lang: Language, record: str = "", swhids: DaySwhids | None = None) -> str:
     """Return the Markdown appended to a sealed day page: "Cite this entry" and "Data files"
-    in `lang` (`record`: the path to the English site root from a translated day page)."""
+    in `lang` (`record`: the path to the English site root from a translated day page;
+    `swhids`: the day's, BuildInputs.swhids)."""
     used = [a for entry in ((day.get("provenance") or {}).get("figures") or {}).values()
             for a in entry.get("artifacts") or []]
     if not used:  # sealed before provenance existed: the snapshot that sealed it
         used = [{"path": f"data/{snap.id}/{name}", **meta} for name, meta in snap.files.items()]
     files = data_files(snap.sealed.get(day["date"], {}), used)
-    return cite_markdown(day_entry(config, day, snap), files, f"{day['date']}/cite.json",
-                         lang, record)
+    return cite_markdown(day_entry(config, day, snap, swhids), files,
+                         f"{day['date']}/cite.json", lang, record)
+
+
+def newest_day_identifiers(inputs: BuildInputs) -> list[dict[str, str]]:
+    """Return CITATION.cff's `identifiers` (CFF type `swh`): the SWHIDs of the newest
+    sealed day's page and chart folder (none before a day is sealed)."""
+    if not inputs.days:
+        return []
+    day = inputs.days[-1]["date"]
+    ids = inputs.swhids.get(day)
+    if ids is None:
+        return []
+    out = [{"type": "swh", "value": ids.page,
+            "description": f"The sealed page of the newest day, {day} (days/{day}.md)."}]
+    if ids.folder:
+        out.append({"type": "swh", "value": ids.folder,
+                    "description": f"The charts of the newest day, {day} (days/{day}/)."})
+    return out
 
 
 def snapshot_chain(snapshots: Sequence[SnapshotInfo]) -> list[dict[str, Any]]:
@@ -75,13 +98,15 @@ def archive_files(inputs: BuildInputs, lang: Language) -> dict[str, str | bytes]
     for d in days:
         snap = sealers.get(datetime.fromisoformat(d["date"]).date())
         if snap is not None:
-            out[f"days/{d['date']}/cite.json"] = csl_json(day_entry(config, d, snap))
+            out[f"days/{d['date']}/cite.json"] = csl_json(
+                day_entry(config, d, snap, inputs.swhids.get(d["date"])))
     out["CITATION.cff"] = citation_cff(
         title=config.site.title, author=config.site.author, url=url,
         released=latest.taken_at.date().isoformat() if latest else None,
         license_id=config.site.license, version=latest.id if latest else None,
         abstract=f"A dated chronicle of the training run {config.run.name}: one sealed, "
-                 "checksummed page per day, with the data each page was built from.")
+                 "checksummed page per day, with the data each page was built from.",
+        doi=config.site.doi, identifiers=newest_day_identifiers(inputs))
     chain = {"run": config.run.name, "chain": snapshot_chain(inputs.snapshots)}
     out["api/snapshots.json"] = json.dumps(chain, indent=1, sort_keys=True) + "\n"
     corrections = store.corrections()
