@@ -317,10 +317,18 @@ def check_site(root: Path, site_dir: Path | None) -> None:
     help="Also re-derive every sealed day from the stored snapshots with this code's "
     "methods and compare it, figure by figure, with what was sealed (writes nothing).",
 )
+@click.option(
+    "--swhid",
+    is_flag=True,
+    help="Also print each sealed day's SWHIDs (its page's swh:1:cnt: and its chart "
+    "folder's swh:1:dir:), computed from the verified bytes.",
+)
 @_clean_errors
-def verify(root: Path, against: str | None, recompute: bool = False) -> None:
+def verify(root: Path, against: str | None, recompute: bool = False,
+           swhid: bool = False) -> None:
     """Check every manifest, the hash chain and every sealed page."""
     from chronicle.store import Store, reading, verify_against, verify_store
+    from chronicle.store.swhid import day_swhids
 
     config = load_config(root)
     store = Store(config.docs_dir)
@@ -335,7 +343,11 @@ def verify(root: Path, against: str | None, recompute: bool = False) -> None:
         if head is not None:
             problems += verify_against(store, head)
         snaps = store.snapshots() if not problems else []
-        days = len(store.sealed_days()) if not problems else 0
+        sealed = sorted(store.sealed_days()) if not problems else []
+        days = len(sealed)
+        # Of bytes the chain has just vouched for: anyone can recompute them with git.
+        swhids = {d.isoformat(): day_swhids(store.days, d.isoformat())
+                  for d in sealed} if swhid else {}
         recomputed = None
         if recompute and not problems and days:
             from chronicle.snapshot.recompute import recompute_days
@@ -353,6 +365,8 @@ def verify(root: Path, against: str | None, recompute: bool = False) -> None:
     if head is not None:
         click.echo(f"ok: the head published by {head.source} ({head.sha256[:12]}…) is in "
                    "this chain")
+    for day, ids in swhids.items():
+        click.echo(f"swhid {day} {ids.page} {ids.folder or '-'}")
     if recomputed is not None:
         _report_recompute(recomputed, config.docs_dir)
     elif recompute:

@@ -52,6 +52,21 @@ def test_a_clean_store_names_its_head(root: Path) -> None:
     assert head["sha256"] in (root / "site/index.html").read_text()
 
 
+def test_verify_swhid_prints_the_swhids_the_site_publishes(root: Path) -> None:
+    result = cli("verify", "--dir", str(root), "--swhid")
+    assert result.exit_code == 0, result.output
+    index = json.loads((root / "site/api/index.json").read_text())["days"]
+    said = [line for line in result.output.splitlines() if line.startswith("swhid ")]
+    assert said == [f"swhid {d['date']} {d['swhid']} {d['swhid_dir']}" for d in index]
+    assert len(said) == 3 and "swhid " not in cli("verify", "--dir", str(root)).output
+    # One changed byte: a failure naming the page, and no SWHID of bytes it cannot vouch for.
+    page = root / "docs/days/2026-08-20.md"
+    page.write_bytes(page.read_bytes().replace(b"#", b"##", 1))
+    result = cli("verify", "--dir", str(root), "--swhid")
+    _fails(result, "docs/days/2026-08-20.md: altered")
+    assert "swhid " not in result.output
+
+
 def test_stray_entries_and_symlinks_in_the_store_are_findings(root: Path) -> None:
     data = root / "docs" / "data"
     (data / "notes.txt").write_text("published by build as is")
