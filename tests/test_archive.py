@@ -176,6 +176,13 @@ def test_mementos_are_chained_published_and_verified(root: Path, spn: FakeWaybac
         (SITE, None), *((_day_url(d), d) for d in DAYS)}
     assert set(published[0]) == {"url", "memento", "datetime", "day"}
     assert not (root / "site/zh/api/mementos.json").exists()  # once, at the root
+    # Each day's Cite box links its archived copy, in both editions, and its permalink is
+    # a Robust Link whose data-versionurl is that copy.
+    for edition in ("", "zh/"):
+        page = (root / f"site/{edition}days/2026-08-21.html").read_text()
+        assert memento.memento in page, edition
+        assert (f'href="{_day_url("2026-08-21")}" data-originalurl="{_day_url("2026-08-21")}" '
+                f'data-versiondate="2026-08-22" data-versionurl="{memento.memento}"') in page
     assert cli("verify", "--dir", str(root)).exit_code == 0
 
     path = root / "docs" / rel

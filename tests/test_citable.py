@@ -241,6 +241,11 @@ DOI = "10.5281/zenodo.1234567"
 MEMENTO = ("https://web.archive.org/web/20260822041500/https://e.org/days/2026-08-20.html",
            datetime(2026, 8, 22, 4, 15, tzinfo=UTC))
 SWHID = "swh:1:cnt:" + "a" * 40
+# The permalink is a Robust Link: the page as sealed (2026-08-21), its archived copy.
+PERMALINK = ('<a href="https://e.org/days/2026-08-20.html" '
+             'data-originalurl="https://e.org/days/2026-08-20.html" '
+             f'data-versiondate="2026-08-21" data-versionurl="{MEMENTO[0]}">'
+             "https://e.org/days/2026-08-20.html</a>")
 SWHID_DIR = "swh:1:dir:" + "b" * 40
 
 
@@ -251,7 +256,7 @@ def _entry(**kw: Any) -> Entry:
 
 
 @pytest.mark.parametrize(("code", "lines"), [
-    ("en", ["Permalink: <https://e.org/days/2026-08-20.html>",
+    ("en", [f"Permalink: {PERMALINK}",
             f"sha256 of the sealed page: `{'0' * 64}`",
             f"SWHID: [`{SWHID}`](https://archive.softwareheritage.org/{SWHID}), its charts: "
             f"[`{SWHID_DIR}`](https://archive.softwareheritage.org/{SWHID_DIR}) (resolved by "
@@ -259,7 +264,7 @@ def _entry(**kw: Any) -> Entry:
             f"Archived copy: <{MEMENTO[0]}> (Wayback Machine, captured 2026-08-22 04:15 UTC)",
             f"DOI: <https://doi.org/{DOI}> (the chronicle on Zenodo, all its versions)",
             "Snapshot: `2026-08-21T031700Z`"]),
-    ("zh", ["永久链接：<https://e.org/days/2026-08-20.html>",
+    ("zh", [f"永久链接：{PERMALINK}",
             f"封存页面的 sha256：`{'0' * 64}`",
             f"SWHID：[`{SWHID}`](https://archive.softwareheritage.org/{SWHID})，其图表："
             f"[`{SWHID_DIR}`](https://archive.softwareheritage.org/{SWHID_DIR})（Software "

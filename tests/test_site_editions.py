@@ -231,8 +231,8 @@ def test_every_page_of_both_editions_writes_a_step_with_its_separators(
     assert found == []
     # The detected failure and its evidence are there to be checked, in both editions.
     for rel in ("failures.html", "days/2026-08-22.html"):
-        assert "steps 6,760–6,760" in said[rel], rel
-        assert "第 6,760–6,760 步" in said[f"zh/{rel}"], rel
+        assert "on one logged row, at step 6,760" in said[rel], rel
+        assert "在第 6,760 步" in said[f"zh/{rel}"], rel
     assert "W&B run run-a step 6,760 at 2026-08-22 " in said["failures.html"]
     assert "W&B run run-a 第 6,760 步，2026年8月22日 " in said["zh/failures.html"]
 

@@ -176,8 +176,15 @@ def _identifiers(e: Entry, source: str, lang: Language) -> list[str]:
     of the sealed source, its SWHIDs, an archived copy, the DOI, then the sealing
     snapshot; each line only when the entry has it."""
     _ = lang.gettext
+    # A Robust Link (data-originalurl, data-versiondate: the page as sealed, whose bytes
+    # never change; data-versionurl: its archived copy), so the link still leads to this
+    # entry if the site is gone.
+    versions = f' data-versionurl="{escape(e.memento[0])}"' if e.memento else ""
+    permalink = (f'<a href="{escape(e.permalink)}" data-originalurl="{escape(e.permalink)}" '
+                 f'data-versiondate="{escape(e.sealed_at[:10])}"{versions}>'
+                 f"{escape(e.permalink)}</a>")
     lines = [
-        _("Permalink:") + lang.sep + f"<{e.permalink}>",
+        _("Permalink:") + lang.sep + permalink,
         _("sha256 of the sealed page: `{sha256}` ({link}, byte for byte)").format(
             sha256=e.sha256,
             link=f'<a href="{source}">' + _("the sealed Markdown source") + "</a>"),

@@ -20,13 +20,15 @@ from chronicle.render.cite import Entry, citation_cff, cite_markdown, csl_json, 
 from chronicle.render.i18n import N_, Language, edition_dir, site_title
 from chronicle.site.inputs import BuildInputs
 from chronicle.store import SnapshotInfo
+from chronicle.store.mementos import Memento
 from chronicle.store.swhid import DaySwhids
 
 
 def day_entry(config: RunConfig, day: Mapping[str, Any], snap: SnapshotInfo,
-              swhids: DaySwhids | None = None) -> Entry:
-    """Return the citation of a sealed day, its sha256s taken from the sealing manifest and
-    its SWHIDs (`swhids`) from its sealed bytes."""
+              swhids: DaySwhids | None = None, memento: Memento | None = None) -> Entry:
+    """Return the citation of a sealed day, its sha256s taken from the sealing manifest,
+    its SWHIDs (`swhids`) from its sealed bytes and its archived copy (`memento`, from
+    the chain: BuildInputs.mementos)."""
     files = snap.sealed.get(day["date"], {})
     md = files.get(f"days/{day['date']}.md", {})
     js = files.get(f"days/{day['date']}.json", {})
@@ -37,11 +39,13 @@ def day_entry(config: RunConfig, day: Mapping[str, Any], snap: SnapshotInfo,
         snapshot=snap.id, sealed_at=iso(snap.taken_at) or "", sha256=str(md.get("sha256", "")),
         json_sha256=js.get("sha256"), license=config.site.license,
         swhid=swhids.page if swhids else None, swhid_dir=swhids.folder if swhids else None,
-        doi=config.site.doi)
+        doi=config.site.doi,
+        memento=(memento.memento, memento.datetime) if memento is not None else None)
 
 
 def day_sections(config: RunConfig, day: Mapping[str, Any], snap: SnapshotInfo,
-                 lang: Language, record: str = "", swhids: DaySwhids | None = None) -> str:
+                 lang: Language, record: str = "", swhids: DaySwhids | None = None,
+                 memento: Memento | None = None) -> str:
     """Return the Markdown appended to a sealed day page: "Cite this entry" and "Data files"
     in `lang` (`record`: the path to the English site root from a translated day page;
     `swhids`: the day's, BuildInputs.swhids)."""
@@ -50,7 +54,7 @@ def day_sections(config: RunConfig, day: Mapping[str, Any], snap: SnapshotInfo,
     if not used:  # sealed before provenance existed: the snapshot that sealed it
         used = [{"path": f"data/{snap.id}/{name}", **meta} for name, meta in snap.files.items()]
     files = data_files(snap.sealed.get(day["date"], {}), used)
-    return cite_markdown(day_entry(config, day, snap, swhids), files,
+    return cite_markdown(day_entry(config, day, snap, swhids, memento), files,
                          f"{day['date']}/cite.json", lang, record)
 
 
@@ -99,7 +103,8 @@ def archive_files(inputs: BuildInputs, lang: Language) -> dict[str, str | bytes]
         snap = sealers.get(datetime.fromisoformat(d["date"]).date())
         if snap is not None:
             out[f"days/{d['date']}/cite.json"] = csl_json(
-                day_entry(config, d, snap, inputs.swhids.get(d["date"])))
+                day_entry(config, d, snap, inputs.swhids.get(d["date"]),
+                          inputs.mementos.get(d["date"])))
     out["CITATION.cff"] = citation_cff(
         title=config.site.title, author=config.site.author, url=url,
         released=latest.taken_at.date().isoformat() if latest else None,

@@ -225,7 +225,8 @@ def edition_days(inputs: BuildInputs, lang: Language, cache: BuildCache | None =
         sealed_page = snap.sealed.get(d["date"], {}).get(f"days/{d['date']}.md", {})
         meta = {"entry": {"snapshot": snap.id, "sha256": str(sealed_page.get("sha256", ""))},
                 "cite": day_sections(config, d, snap, lang, record=RECORD_ROOT,
-                                     swhids=inputs.swhids.get(d["date"])),
+                                     swhids=inputs.swhids.get(d["date"]),
+                                     memento=inputs.mementos.get(d["date"])),
                 "later": inputs.days[i + 1]["date"] if i + 1 < len(inputs.days) else None}
         key = ""
         if cache is not None:

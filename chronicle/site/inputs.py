@@ -36,6 +36,7 @@ from chronicle.site.build_cache import (
     entry_key,
 )
 from chronicle.store import SnapshotInfo, Store, damaged, read_json, sha256_file
+from chronicle.store.mementos import Memento
 from chronicle.store.swhid import DaySwhids, day_swhids
 
 log = logging.getLogger("mkdocs.plugins.chronicle")
@@ -104,6 +105,16 @@ class BuildInputs:
         stored bytes: one home for api/index.json, the citations and CITATION.cff."""
         return {d["date"]: day_swhids(self.store.days, d["date"]) for d in self.days
                 if (self.store.days / f"{d['date']}.md").is_file()}
+
+    @cached_property
+    def mementos(self) -> dict[str, Memento]:
+        """Each sealed day's archived copy (date -> its first memento in the chain): one
+        home for the citation blocks (the Cite box, data-versionurl)."""
+        out: dict[str, Memento] = {}
+        for m in self.store.mementos():
+            if m.day is not None:
+                out.setdefault(m.day.isoformat(), m)
+        return out
 
     @property
     def latest(self) -> SnapshotInfo | None:

@@ -62,7 +62,8 @@ def published_day_page(inputs: BuildInputs, figures: DaySummary, sealed: str,
     snap = inputs.sealers.get(date.fromisoformat(figures["date"]))
     if snap is not None:
         markdown = markdown.rstrip("\n") + "\n\n" + day_sections(
-            inputs.config, figures, snap, lang, swhids=inputs.swhids.get(figures["date"]))
+            inputs.config, figures, snap, lang, swhids=inputs.swhids.get(figures["date"]),
+            memento=inputs.mementos.get(figures["date"]))
     if later is None:
         return markdown
     return markdown.rstrip("\n") + "\n\n" + lang.gettext(
