@@ -173,3 +173,45 @@ def test_a_gap_still_open_is_drawn_as_long_as_it_has_lasted() -> None:
     # Cut at the chart's end.
     [cut] = run_marks(series, [gap], make_config(), ENGLISH, end=ts[-1] + 600).spans
     assert cut.x1 == ts[-1] + 600
+
+
+def test_outbound_links_are_robust_links_dated_by_the_snapshot_they_are_as_of() -> None:
+    day = make_day(figures_as_of="2026-09-30T03:17:00Z",
+                   changes=[{"id": "pr-7", "kind": "pull_request", "key": "#7",
+                             "time": "2026-09-29T10:00:00Z", "before": None, "after": "Fix",
+                             "detail": {"pull_request": {
+                                 "url": "https://github.com/o/r/pull/7", "author": "ann"}}}])
+    _, body = page(day)
+    date = 'data-versiondate="2026-09-30T03:17:00Z"'
+    for url, label in (("https://github.com/o/r/issues/8506", "on GitHub"),
+                       ("https://github.com/o/r/issues/8506#1", "link"),
+                       ("https://github.com/o/r/issues/8506#2", "link"),
+                       ("https://github.com/o/r/pull/7", "On GitHub")):
+        assert (f'<a href="{url}" data-originalurl="{url}" {date}>{label}</a>') in body
+    assert "](https://" not in body  # no plain Markdown link out of the chronicle is left
+    assert "data-versionurl" not in body  # no memento is known
+
+
+def test_a_memento_becomes_the_links_versionurl_and_a_day_without_its_time_stays_plain() -> None:
+    from chronicle.render.day import render_day_markdown
+    from chronicle.render.i18n import ENGLISH
+
+    url = "https://github.com/o/r/issues/8506"
+    memento = f"https://web.archive.org/web/20260930031900/{url}"
+    text = render_day_markdown(make_day(figures_as_of="2026-09-30T03:17:00Z"),
+                               {"loss": SPEC}, CONFIG, ENGLISH, mementos={url: memento})
+    assert (f'<a href="{url}" data-originalurl="{url}" '
+            f'data-versiondate="2026-09-30T03:17:00Z" data-versionurl="{memento}">') in text
+    # A day sealed before chronicle.day_page/16 records no figures_as_of: plain links.
+    _, old = page(make_day())
+    assert f"[on GitHub]({url})" in old and "data-versiondate" not in old
+
+
+def test_an_outbound_url_cannot_break_out_of_its_attributes() -> None:
+    from chronicle.render.robust import LinkVersion, outbound_link
+
+    link = outbound_link("x", 'https://e.org/a"b{c}&d', LinkVersion("2026-09-30T03:17:00Z"))
+    assert link == ('<a href="https://e.org/a&#34;b%7Bc%7D&amp;d" '
+                    'data-originalurl="https://e.org/a&#34;b%7Bc%7D&amp;d" '
+                    'data-versiondate="2026-09-30T03:17:00Z">x</a>')
+    assert outbound_link("x", "javascript:alert(1)", LinkVersion("2026")) == ""

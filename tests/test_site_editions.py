@@ -268,6 +268,50 @@ def test_the_chinese_cite_box_names_permalink_sha256_swhid_then_the_snapshot(
         assert "DOI" not in block
 
 
+class _Outbound(HTMLParser):
+    """The anchors chronicle writes in a page's article to other hosts (not the site's, not
+    inside a comment people wrote): their attributes."""
+
+    def __init__(self, site_url: str) -> None:
+        super().__init__()
+        self.site_url = site_url
+        self.stack: list[str] = []  # "article", "comment" or "" per open div/article
+        self.links: list[dict[str, str]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        if tag in ("article", "div"):
+            self.stack.append("article" if tag == "article" else
+                              "comment" if "chronicle-comment" in a.get("class", "") else "")
+        inside = "article" in self.stack and "comment" not in self.stack
+        if tag == "a" and inside and a.get("href", "").startswith(("http://", "https://")) \
+                and not a["href"].startswith(self.site_url):
+            self.links.append(a)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("article", "div") and self.stack:
+            self.stack.pop()
+
+
+def test_every_outbound_link_of_a_day_page_is_a_robust_link(built: tuple[Built, Path]) -> None:
+    made, site = built
+    for day in DATES:
+        sealed = json.loads((made.config.docs_dir / "days" / f"{day}.json").read_text())
+        for page in (site / "days" / f"{day}.html", site / "zh" / "days" / f"{day}.html"):
+            parser = _Outbound(made.config.site.url)
+            parser.feed(page.read_text(encoding="utf-8"))
+            assert parser.links, f"{page}: the issue thread's links"
+            for a in parser.links:
+                assert a["data-originalurl"] == a["href"], (page, a)
+                # The snapshot the day's threads are as of (here the one that sealed it).
+                assert a["data-versiondate"] == sealed["figures_as_of"] == sealed["sealed_at"]
+                assert "data-versionurl" not in a  # no memento of an outbound URL here
+    # Links within the site carry none.
+    text = (site / "days" / f"{DATES[1]}.html").read_text(encoding="utf-8")
+    assert text.count("data-versiondate") == text.count("data-originalurl") > 0
+    assert not re.search(r'<a href="(?!https?://)[^"]*"[^>]*data-versiondate', text)
+
+
 def test_the_chinese_feeds_have_one_item_per_sealed_day(built: tuple[Built, Path]) -> None:
     made, site = built
     url = made.config.site.url + "zh/"

@@ -193,6 +193,10 @@ class DaySummary(TypedDict):
     sealed_by: str
     sealed_at: str | None
     backfilled: bool
+    # Days sealed since chronicle.day_page/16: the time of the snapshot whose data the
+    # figures and threads are as of (a day sealed late: the first one after it ended);
+    # the page's outbound links carry it as their Robust Links data-versiondate.
+    figures_as_of: NotRequired[str]
     data: DataRange
     steps: Steps
     tokens: Tokens

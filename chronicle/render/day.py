@@ -29,6 +29,7 @@ from chronicle.render.i18n import ENGLISH, Language
 from chronicle.render.metrics import check_value
 from chronicle.render.prose import describe_correction, residual_line, write_summary
 from chronicle.render.record_text import day_title
+from chronicle.render.robust import link_version, outbound_link
 from chronicle.render.sanitize import comment_block, plain_text
 
 CHART_ORDER = ("loss", "throughput", "moe", "grad_norm")
@@ -180,13 +181,16 @@ def provenance_rows(day: Mapping[str, Any], record: str = "",
 
 def render_day_markdown(day: DaySummary, charts: Mapping[str, Mapping[str, Any]],
                         config: RunConfig, lang: Language, pngs: Collection[str] = (),
-                        record: str = "", note: str = "") -> str:
+                        record: str = "", note: str = "",
+                        mementos: Mapping[str, str] | None = None) -> str:
     """Return the Markdown page of one day in `lang` (`pngs`: charts that also have a PNG):
     the sealed page in English, a build-time edition in another language.
 
     `record` leads from a translated page to the English record's root, where the
     published data files are ("" for the sealed page itself); `note` goes under the
-    title (what a translated page renders).
+    title (what a translated page renders). Every link out of the chronicle carries
+    Robust Links attributes (render/robust.py), with `data-versionurl` for a URL that
+    `mementos` (URL -> memento URL) names.
     """
     date = day["date"]
     names = [n for n in CHART_ORDER if n in charts] + sorted(set(charts) - set(CHART_ORDER))
@@ -204,6 +208,7 @@ def render_day_markdown(day: DaySummary, charts: Mapping[str, Mapping[str, Any]]
         lead = "loss" if "loss" in charts else names[0]
         meta["image"] = f"days/{date}/{lead}.{'png' if lead in pngs else 'svg'}"
     prov_rows, prov_files = provenance_rows(day, record)
+    version = link_version(day, mementos)
     body = render(
         "day.md.j2", lang, day=day, title=meta["title"], summary=summary, embeds=embeds,
         record=record, note=note,
@@ -216,6 +221,7 @@ def render_day_markdown(day: DaySummary, charts: Mapping[str, Mapping[str, Any]]
         describe=lambda c: describe_correction(c, lang),
         health=_health(day, config, lang), residual=residual_line(day.get("prediction"), lang),
         changes=what_changed(day, lang),
+        outbound=lambda label, url: outbound_link(label, url, version),
     )
     return front_matter(meta) + body
 

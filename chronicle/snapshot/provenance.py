@@ -57,7 +57,10 @@ METHOD_PREFIX = "chronicle.days."
 #      4,660", not "steps 4,660–4,660").
 # /15: MFU in the key figures as a share whatever unit it is logged in ("MFU p50 22.1%",
 #      not "MFU p50 (percent) 22.1%"), its change in percentage points (+0.4 pp, was 0.4).
-DAY_PAGE = "chronicle.day_page/15"
+# /16: every outbound link (an issue, a comment, a pull request) is a Robust Link: an
+#      inline <a> with data-originalurl and data-versiondate (the day's `figures_as_of`,
+#      which the day JSON now records), and data-versionurl where a memento is known.
+DAY_PAGE = "chronicle.day_page/16"
 
 
 @dataclass(frozen=True)
