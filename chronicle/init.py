@@ -1,7 +1,7 @@
 """`chronicle init DIR`: scaffold a chronicle for anyone's run.
 
-Copies chronicle/scaffold/ (mkdocs.yml, docs/ skeleton, the nightly workflow) and writes
-a commented chronicle.yml. Never overwrites a file that exists.
+Copies chronicle/scaffold/ (mkdocs.yml, docs/ skeleton, the nightly workflow), writes
+a commented chronicle.yml and the .zenodo.json made from it. Never overwrites a file that exists.
 """
 
 from __future__ import annotations
@@ -11,7 +11,10 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from chronicle.config import load_config
 from chronicle.errors import ChronicleError
+from chronicle.site.zenodo import FILENAME as ZENODO_FILE
+from chronicle.site.zenodo import write_zenodo_json
 from chronicle.snapshot.preflight import (
     EXAMPLE_ENTITY,
     EXAMPLE_PROJECT,
@@ -75,6 +78,10 @@ site:
   url: {url}
   author: {author}
   languages: [{languages}]      # en (the sealed record, at the root), then editions: zh -> zh/
+
+# zenodo:                       # .zenodo.json, what Zenodo records for each weekly release
+#   creators: [{{name: "Family, Given", affiliation: "", orcid: 0000-0002-1825-0097}}]
+#   keywords: [machine learning, training run]
 {watch}"""
 
 # What the run's watchers watch (all optional; README lists every key). Commented out for a
@@ -192,4 +199,9 @@ def init_chronicle(target: Path, options: InitOptions) -> list[Path]:
             written.append(path)
     for folder in ("docs/data", "docs/days"):
         (target / folder).mkdir(parents=True, exist_ok=True)
+    # What Zenodo records for each weekly release, from the chronicle.yml just written
+    # (`chronicle zenodo` writes it again after an edit; the nightly job does too).
+    if not (target / ZENODO_FILE).exists():
+        write_zenodo_json(load_config(target))
+        written.append(target / ZENODO_FILE)
     return written

@@ -31,6 +31,7 @@ from chronicle.config.checks import (
 from chronicle.config.fields import Invalid, option, section, unknown_keys
 from chronicle.config.metrics import DEFAULT_CONFIG_KEYS, DEFAULT_METRICS
 from chronicle.config.watchers import WatchSections
+from chronicle.config.zenodo import ZenodoSection
 
 SOURCES = ("live", "simulated")
 ENGINES = ("mkdocs", "zensical")
@@ -309,6 +310,8 @@ class RunConfig:
     sealing: SealingSection = section(SealingSection, required=False,
                                       doc="when a closed day is sealed")
     site: SiteSection = section(SiteSection, doc="the published site")
+    zenodo: ZenodoSection = section(ZenodoSection, required=False,
+                                    doc="the .zenodo.json of a weekly DOI (site/zenodo.py)")
     # prediction, health checks, risks and claims: top-level keys (config/watchers.py)
     watch: WatchSections = section(WatchSections, inline=True,
                                    doc="prediction, health, risks, claims")

@@ -15,7 +15,10 @@ import shutil
 import sys
 from pathlib import Path
 
+from chronicle.config import load_config
 from chronicle.init import scaffold_files
+from chronicle.site.zenodo import FILENAME as ZENODO_FILE
+from chronicle.site.zenodo import write_zenodo_json, zenodo_json
 from tests.support.paths import REPO
 
 # Scaffold files the repository keeps its own version of, and why.
@@ -29,15 +32,25 @@ def repo_copies() -> dict[str, Path]:
 
 
 def stale_copies(root: Path = REPO) -> list[str]:
-    """Return the copies under `root` that are missing or differ from their source."""
-    return [rel for rel, src in repo_copies().items()
-            if not (root / rel).is_file() or (root / rel).read_bytes() != src.read_bytes()]
+    """Return the copies under `root` that are missing or differ from their source (and
+    .zenodo.json, when it is not what the repository's chronicle.yml makes)."""
+    stale = [rel for rel, src in repo_copies().items()
+             if not (root / rel).is_file() or (root / rel).read_bytes() != src.read_bytes()]
+    if (root / "chronicle.yml").is_file():
+        made = zenodo_json(load_config(root))
+        zenodo = root / ZENODO_FILE
+        if not zenodo.is_file() or zenodo.read_bytes() != made:
+            stale.append(ZENODO_FILE)
+    return stale
 
 
 def write_copies(root: Path = REPO) -> list[str]:
     """Write every stale copy under `root` from its source; return those written."""
     stale = stale_copies(root)
     for rel in stale:
+        if rel == ZENODO_FILE:
+            write_zenodo_json(load_config(root))
+            continue
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(repo_copies()[rel], root / rel)
     return stale
@@ -47,7 +60,8 @@ def main() -> int:
     """Write the repository's stale copies; print what was written."""
     written = write_copies()
     for rel in written:
-        print(f"wrote {rel} from {repo_copies()[rel].relative_to(REPO)}")
+        source = "chronicle.yml" if rel == ZENODO_FILE else repo_copies()[rel].relative_to(REPO)
+        print(f"wrote {rel} from {source}")
     print(f"{len(written)} of {len(repo_copies())} scaffold copies written; "
           f"kept the repository's own {', '.join(OWN)}")
     return 0
