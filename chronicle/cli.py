@@ -304,6 +304,40 @@ def check_site(root: Path, site_dir: Path | None) -> None:
 
 @main.command()
 @DIR_OPTION
+@_clean_errors
+def zenodo(root: Path) -> None:
+    """Write .zenodo.json from chronicle.yml (what Zenodo records for each release)."""
+    from chronicle.site.zenodo import FILENAME, write_zenodo_json
+
+    changed = write_zenodo_json(load_config(root))
+    click.echo(f"{'wrote' if changed else 'unchanged:'} {root / FILENAME}")
+
+
+@main.command("release-notes")
+@DIR_OPTION
+@click.option("--week", "week_text", default=None,
+              help="The ISO week, e.g. 2026-W47 (default: the week before this one).")
+@_site_dir_option("The built site whose api/mementos.json is read (default: DIR/site).")
+@_clean_errors
+def release_notes(root: Path, week_text: str | None, site_dir: Path | None) -> None:
+    """Print the Markdown notes of a week's release (its sealed days, their sha256, SWHIDs
+    and mementos); print nothing when the week is not to be released (yet)."""
+    from chronicle.site.release import parse_week, release_notes, week_of, week_release
+
+    now = datetime.now(UTC)
+    week = parse_week(week_text) if week_text else week_of(now.date() - timedelta(days=7))
+    config = load_config(root)
+    release = week_release(config, week, now, site_dir)
+    for warning in release.warnings:
+        click.secho(f"warning: {warning}", fg="yellow", err=True)
+    if release.wait:
+        click.echo(f"no release: {release.wait}", err=True)
+        return
+    click.echo(release_notes(config, release), nl=False)
+
+
+@main.command()
+@DIR_OPTION
 @click.option(
     "--against",
     metavar="URL|FILE|SHA",
