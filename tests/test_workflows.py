@@ -124,6 +124,7 @@ def test_permissions_are_least_privilege() -> None:
     assert jobs["snapshot"]["permissions"] == {"contents": "write"}
     assert jobs["deploy"]["permissions"] == {"pages": "write", "id-token": "write"}
     assert jobs["keepalive"]["permissions"] == {"contents": "write"}
+    assert jobs["archive"]["permissions"] == {"contents": "write"}
     ci = load_workflow(CI)
     assert ci["permissions"] == {"contents": "read"}
     assert all("permissions" not in job for job in ci["jobs"].values())
@@ -168,7 +169,8 @@ def test_site_is_verified_built_and_checked_before_upload() -> None:
 def test_python_311_with_pip_cache_keyed_on_what_is_installed(tmp_path: Path) -> None:
     nightly = load_workflow(NIGHTLY)
     setups = [s for _, s in all_steps(nightly) if "setup-python" in s.get("uses", "")]
-    assert len(setups) == 1
+    assert len(setups) == 2  # the snapshot job's and the archive job's, the same
+    assert setups[0]["with"] == setups[1]["with"]
     with_ = setups[0]["with"]
     assert (with_["python-version"], with_["cache"]) == ("3.11", "pip")
     keys = with_["cache-dependency-path"].split()
@@ -262,7 +264,14 @@ def test_secrets_reach_the_snapshot_step_only() -> None:
     # ...and the cache's signing secret the build step only (chronicle/cachekey.py).
     build = find_step(wf, "snapshot", "Build the site")
     assert build["env"] == {"CHRONICLE_CACHE_KEY": "${{ secrets.CHRONICLE_CACHE_KEY }}"}
-    others = [s for _, s in all_steps(wf) if s is not step and s is not build]
+    # ...and the Wayback keys the archive job's check and archive steps.
+    keys = {"WAYBACK_S3_ACCESS_KEY": "${{ secrets.WAYBACK_S3_ACCESS_KEY }}",
+            "WAYBACK_S3_SECRET_KEY": "${{ secrets.WAYBACK_S3_SECRET_KEY }}"}
+    wayback = [find_step(wf, "archive", "Look for the Wayback keys"),
+               find_step(wf, "archive", "Archive the new pages")]
+    assert all(s["env"] == keys for s in wayback)
+    others = [s for _, s in all_steps(wf) if s is not step and s is not build
+              and all(s is not w for w in wayback)]
     assert not any("secrets." in json.dumps(s) for s in others)
 
 
@@ -508,3 +517,95 @@ def test_install_without_the_variable_fails_clearly(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "::error title=chronicle::set the repository variable CHRONICLE_PACKAGE" in result.stdout
     assert calls == ""
+
+
+# ---- the weekly release and the Wayback archive ------------------------------------------
+
+
+def _release_run(tmp_path: Path, tags: str, notes: str, gh_code: int = 0,
+                 ) -> tuple[Any, str]:
+    """Run the release step with fake git (remote `tags`), chronicle (printing `notes` for
+    week 2026-W34 only) and gh (exit `gh_code`); return it and gh's calls."""
+    work = tmp_path / "work"
+    work.mkdir()
+    temp = tmp_path / "runner-temp"
+    temp.mkdir()
+    calls = tmp_path / "gh-calls"
+    bin_dir = fake_bin(
+        tmp_path,
+        git=f"""case "$1" in
+  rev-parse) echo 0123456789abcdef0123456789abcdef01234567 ;;
+  ls-remote) for t in {tags}; do [ "$5" = "refs/tags/$t" ] && exit 0; done; exit 2 ;;
+  *) exit 9 ;;
+esac
+""",
+        chronicle=f"""[ "$1 $2" = "release-notes --week" ] || exit 9
+[ "$3" = 2026-W34 ] && printf '%s\n' "{notes}"
+exit 0
+""",
+        date='echo 2026-W$(( 37 - ${3%% *} ))\n',
+        gh=f'echo "$@" >> "{calls}"; cat "$9" >> "{calls}"; exit {gh_code}\n',
+    )
+    step = find_step(load_workflow(NIGHTLY), "snapshot", "Release the weeks that ended")
+    result, _ = run_step(step, work, bin_dir, {"RUNNER_TEMP": str(temp), "GH_TOKEN": "t"})
+    return result, calls.read_text() if calls.exists() else ""
+
+
+def test_a_week_with_notes_is_released_once(tmp_path: Path) -> None:
+    result, calls = _release_run(tmp_path, "", "Week 2026-W34 notes")
+    assert result.returncode == 0, result.stdout + result.stderr
+    # Weeks 34, 35, 36 are tried (3, 2, 1 weeks ago); only 34 has notes.
+    assert calls.splitlines() == [
+        "release create week-2026-W34 --target 0123456789abcdef0123456789abcdef01234567 "
+        "--title Week 2026-W34 --notes-file " + str(tmp_path / "runner-temp" / "week-2026-W34.md"),
+        "Week 2026-W34 notes"]
+    assert "released week-2026-W34" in result.stdout
+
+
+def test_a_tag_that_exists_is_not_made_again(tmp_path: Path) -> None:
+    result, calls = _release_run(tmp_path, "week-2026-W34", "Week 2026-W34 notes")
+    assert result.returncode == 0 and calls == ""
+    assert "week-2026-W34: released already" in result.stdout
+
+
+def test_a_release_that_fails_never_fails_the_night(tmp_path: Path) -> None:
+    result, _ = _release_run(tmp_path, "", "notes", gh_code=1)
+    assert result.returncode == 0
+    assert "::warning title=chronicle::could not make the release week-2026-W34" in result.stdout
+    step = find_step(load_workflow(NIGHTLY), "snapshot", "Release the weeks that ended")
+    assert step["continue-on-error"] is True
+    assert step["env"] == {"GH_TOKEN": "${{ github.token }}"}
+    steps = load_workflow(NIGHTLY)["jobs"]["snapshot"]["steps"]
+    assert steps[-1] == step  # after the upload: nothing about it can hold the deploy back
+
+
+def test_zenodo_json_is_written_before_the_commit_and_committed(tmp_path: Path) -> None:
+    steps = load_workflow(NIGHTLY)["jobs"]["snapshot"]["steps"]
+    names = [s.get("name") for s in steps]
+    write = names.index("Write .zenodo.json from chronicle.yml")
+    assert write + 1 == names.index("Commit the new snapshot and sealed days")
+    assert steps[write]["run"].splitlines()[-1] == "chronicle zenodo"
+    work = clone_with_remote(tmp_path)
+    _manifest(work, SID, {}, [])
+    (work / ".zenodo.json").write_text("{}\n", encoding="utf-8")
+    result, _ = run_step(steps[write + 1], work, fake_bin(tmp_path), {"MESSAGE": "m"})
+    assert result.returncode == 0, result.stderr
+    files = git(tmp_path / "remote.git", "show", "--name-only", "--format=", "main")
+    assert ".zenodo.json" in files.splitlines()
+
+
+def test_the_archive_job_runs_after_the_deploy_only_with_its_keys(tmp_path: Path) -> None:
+    job = load_workflow(NIGHTLY)["jobs"]["archive"]
+    assert job["needs"] == "deploy"
+    first, *rest = job["steps"]
+    assert all(s["if"] == "steps.keys.outputs.set == 'true'" for s in rest)
+    archive = find_step(load_workflow(NIGHTLY), "archive", "Archive the new pages")
+    assert archive["run"].splitlines()[-1] == "chronicle archive --dir ."
+    work = tmp_path / "work"
+    work.mkdir()
+    for keys, said in (({}, "false"), ({"WAYBACK_S3_ACCESS_KEY": "key-a1"}, "false"),
+                       ({"WAYBACK_S3_ACCESS_KEY": "key-a1", "WAYBACK_S3_SECRET_KEY": "key-s2"},
+                        "true")):
+        result, outputs = run_step(first, work, fake_bin(tmp_path), keys)
+        assert result.returncode == 0 and outputs == {"set": said}
+        assert "key-" not in result.stdout + result.stderr
