@@ -266,7 +266,7 @@ def summarize_day(
         "schema": DAY_SCHEMA, "run": config.run.name, "date": day.isoformat(), "day": number,
         "planned_days": config.run.planned_days, "title": f"Day {number} · {day.isoformat()}",
         "sealed_by": sealed_by, "sealed_at": iso(sealed_at), "backfilled": backfilled,
-        "figures_as_of": iso(as_of or sealed_at),
+        "figures_as_of": iso(as_of or sealed_at) or "",
         "data": _data_range(d),
         "steps": _steps(d),
         "tokens": tokens,
