@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from chronicle.cli import main as cli
-from chronicle.site.release import parse_week, release_notes, swhid, week_of, week_release
+from chronicle.site.release import parse_week, release_notes, week_of, week_release
 from chronicle.store import Store
 from tests.support.site_factory import Built, make_chronicle
 
@@ -26,15 +26,6 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Built:
 
 def _at(day: str) -> datetime:
     return datetime.fromisoformat(day + "T04:00:00+00:00").astimezone(UTC)
-
-
-def test_swhid_is_the_git_blob_id(tmp_path: Path) -> None:
-    for content in (b"", b"# day\n", "中文 \0 bytes".encode()):
-        path = tmp_path / "f"
-        path.write_bytes(content)
-        blob = subprocess.run(["git", "hash-object", str(path)], capture_output=True,
-                              text=True, check=True).stdout.strip()
-        assert swhid(content) == f"swh:1:cnt:{blob}"
 
 
 def test_weeks_are_iso_weeks() -> None:

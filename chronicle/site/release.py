@@ -9,7 +9,6 @@ touches the network.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Mapping
@@ -21,6 +20,7 @@ from typing import Any
 from chronicle.config import RunConfig
 from chronicle.errors import ChronicleError
 from chronicle.store import Store
+from chronicle.store.swhid import content_swhid
 
 _WEEK = re.compile(r"^(\d{4})-W(\d{2})$")
 TAG_PREFIX = "week-"
@@ -95,12 +95,6 @@ def week_of(day: date) -> Week:
     return Week(year, number)
 
 
-def swhid(content: bytes) -> str:
-    """Return the SWHID of a file's bytes: `swh:1:cnt:` + its git blob id."""
-    blob = hashlib.sha1(b"blob %d\0" % len(content) + content, usedforsecurity=False)
-    return "swh:1:cnt:" + blob.hexdigest()
-
-
 def week_release(config: RunConfig, week: Week, now: datetime,
                  site_dir: Path | None = None) -> WeekRelease:
     """Return the release of `week`: its sealed days, or why it waits.
@@ -132,7 +126,7 @@ def week_release(config: RunConfig, week: Week, now: datetime,
                                  "run `chronicle verify`")
         days.append(ReleaseDay(
             day, f"{config.site.url}days/{day.isoformat()}.html", snap.id,
-            str(snap.sealed[day.isoformat()][rel]["sha256"]), swhid(content),
+            str(snap.sealed[day.isoformat()][rel]["sha256"]), content_swhid(content),
             tuple(sorted(mementos.get(day.isoformat(), ())))))
     wait = "" if days else f"week {week.name}: no day of it is sealed"
     return WeekRelease(week, tuple(days), wait, warnings)
