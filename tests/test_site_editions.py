@@ -268,9 +268,15 @@ def test_the_chinese_cite_box_names_permalink_sha256_swhid_then_the_snapshot(
         assert "DOI" not in block
 
 
+# Links to a persistent identifier's resolver (the Cite box's SWHID, DOI, archived copy)
+# name one fixed version by construction: no capture time to give them.
+RESOLVERS = ("https://archive.softwareheritage.org/", "https://doi.org/",
+             "https://web.archive.org/web/")
+
+
 class _Outbound(HTMLParser):
     """The anchors chronicle writes in a page's article to other hosts (not the site's, not
-    inside a comment people wrote): their attributes."""
+    inside a comment people wrote, not a persistent identifier): their attributes."""
 
     def __init__(self, site_url: str) -> None:
         super().__init__()
@@ -285,7 +291,7 @@ class _Outbound(HTMLParser):
                               "comment" if "chronicle-comment" in a.get("class", "") else "")
         inside = "article" in self.stack and "comment" not in self.stack
         if tag == "a" and inside and a.get("href", "").startswith(("http://", "https://")) \
-                and not a["href"].startswith(self.site_url):
+                and not a["href"].startswith((self.site_url, *RESOLVERS)):
             self.links.append(a)
 
     def handle_endtag(self, tag: str) -> None:

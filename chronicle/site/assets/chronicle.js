@@ -102,12 +102,29 @@
      be able to focus it to scroll it. */
   var zh = (document.documentElement.lang || "").indexOf("zh") === 0;
 
+  /* A region's name says which table it is (the heading above it): several regions of
+     one name are landmarks a screen reader cannot tell apart. */
+  function tableName(box, n) {
+    for (var el = box.previousElementSibling; el; el = el.previousElementSibling) {
+      if (/^H[1-6]$/.test(el.tagName)) {
+        var words = el.textContent.replace(/[¶\s]+$/, "").trim();
+        return zh ? "表格：" + words + "（可横向滚动）" : "Table: " + words + " (scrolls sideways)";
+      }
+    }
+    return zh ? "表格 " + n + "（可横向滚动）" : "Table " + n + " (scrolls sideways)";
+  }
+
   function scrollables() {
+    var n = 0, used = {};
     document.querySelectorAll(".md-typeset__scrollwrap").forEach(function (box) {
       if (box.scrollWidth > box.clientWidth + 1) {
+        n += 1;
+        var name = tableName(box, n);
+        if (used[name]) name += " " + n;
+        used[name] = true;
         box.setAttribute("tabindex", "0");
         box.setAttribute("role", "region");
-        box.setAttribute("aria-label", zh ? "表格（可横向滚动）" : "Table (scrolls sideways)");
+        box.setAttribute("aria-label", name);
       } else if (box.getAttribute("role") === "region") {
         box.removeAttribute("tabindex");
         box.removeAttribute("role");
