@@ -195,9 +195,10 @@ def archive(root: Path) -> None:
     has none yet, and of the home page once a day; record the mementos in the store."""
     import os
 
-    from chronicle.snapshot.archive import archive_site, wayback_settings
+    from chronicle.snapshot.archive import archive_site, check_archivable, wayback_settings
 
     config = load_config(root)
+    check_archivable(config)
     api_url, keys = wayback_settings(os.environ)
     report = archive_site(config, datetime.now(UTC).replace(microsecond=0), api_url, keys,
                           echo=click.echo)

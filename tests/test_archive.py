@@ -26,7 +26,7 @@ from tests.support.fakes.wayback_server import FakeWayback
 
 ACCESS = "AKIA-chronicle-test-access-7f3e9b"
 SECRET = "s3cr3t-chronicle-test-secret-c0ffee42"
-SITE = "https://example.org/chronicle/"  # the scaffold's site.url
+SITE = "https://chronicle.marin-run.org/"  # where the test chronicle says it is published
 DAYS = ["2026-08-22", "2026-08-21", "2026-08-20"]  # sealed by nights 1-3, newest first
 FAST = Pacing(captures_per_minute=60_000, poll_every=0.01, poll_for=0.3, backoff=0.01,
               backoff_tries=2, per_night=30, run_for=60, max_attempts=3)
@@ -36,6 +36,9 @@ FAST = Pacing(captures_per_minute=60_000, poll_every=0.01, poll_for=0.3, backoff
 def sealed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A chronicle with three nights taken: three sealed days (copied by each test)."""
     root = scaffold_simulated(tmp_path_factory.mktemp("archive") / "c")
+    # The scaffold's example.org cannot be captured (check_archivable refuses it).
+    config = root / "chronicle.yml"
+    config.write_text(config.read_text().replace("https://example.org/chronicle/", SITE))
     for n in (1, 2, 3):
         assert cli("snapshot", "--dir", str(root), "--as-of", night(n)).exit_code == 0
     return root
@@ -243,3 +246,17 @@ def test_keys_missing_or_refused_are_one_message_exit_2(
     assert "the archive refused the keys (HTTP 401)" in refused.output
     assert SECRET not in refused.output and ACCESS not in refused.output
     assert not (root / "docs/mementos").exists()
+
+
+@pytest.mark.parametrize("url", ["https://example.org/chronicle/", "http://localhost:8000/",
+                                 "https://runs.example/", "http://127.0.0.1/c/"])
+def test_a_site_that_is_not_published_is_not_archived(
+        root: Path, spn: FakeWayback, url: str) -> None:
+    # The scaffold's example site.url (or a local one) would be a failed capture a night.
+    config = root / "chronicle.yml"
+    config.write_text(config.read_text().replace(SITE, url))
+    result = cli("archive", "--dir", str(root))
+    assert result.exit_code == EXIT_USAGE and "Traceback" not in result.output
+    assert f"site.url: {url} is not a public address" in result.output
+    assert "chronicle.yml" in result.output
+    assert spn.log == [] and not (root / "docs/mementos").exists()

@@ -14,13 +14,15 @@ hash chain. A page with a memento is never asked for again; nothing new: nothing
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from urllib.parse import urlsplit
 
-from chronicle.config import RunConfig
-from chronicle.errors import ChronicleError
+from chronicle.config import CONFIG_NAME, RunConfig
+from chronicle.errors import ChronicleError, ConfigError
 from chronicle.sources.wayback import (
     API_URL,
     RateLimited,
@@ -81,6 +83,28 @@ class ArchiveReport:
         if self.given_up:
             said += f", {len(self.given_up)} given up after repeated errors"
         return said + (f" ({self.why_deferred})" if self.why_deferred else "")
+
+
+# Hosts the Internet Archive cannot capture: the reserved example and test names
+# (RFC 2606: the scaffold's site.url is https://example.org/chronicle/) and this machine.
+_PRIVATE_HOST = re.compile(r"(^|\.)(example\.(com|net|org)|example|test|invalid|localhost)$")
+
+
+def check_archivable(config: RunConfig) -> None:
+    """Refuse to ask for captures of a site that is not published where its chronicle.yml
+    says (the scaffold's example values): each would be an error the archive records."""
+    host = (urlsplit(config.site.url).hostname or "").lower()
+    problems = []
+    if _PRIVATE_HOST.search(host) or host in ("127.0.0.1", "::1"):
+        problems.append(f"site.url: {config.site.url} is not a public address the Internet "
+                        "Archive can capture; set where your site is published (nothing "
+                        "was asked for)")
+    if config.run.example:
+        problems.append("run.example: true: the run: values are still the scaffold's "
+                        "examples; set them and delete the `example: true` line (nothing "
+                        "was asked for)")
+    if problems:
+        raise ConfigError(str(config.root / CONFIG_NAME), problems)
 
 
 def wayback_settings(environ: Mapping[str, str]) -> tuple[str, WaybackKeys]:
