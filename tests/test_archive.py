@@ -20,7 +20,7 @@ from chronicle.snapshot import archive
 from chronicle.snapshot.archive import Pacing, archive_site
 from chronicle.sources.wayback import WaybackKeys
 from chronicle.store import Store
-from tests.support.commands import cli, night
+from tests.support.commands import cli, night, take_nights
 from tests.support.config import scaffold_simulated
 from tests.support.fakes.wayback_server import FakeWayback
 
@@ -39,8 +39,7 @@ def sealed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # The scaffold's example.org cannot be captured (check_archivable refuses it).
     config = root / "chronicle.yml"
     config.write_text(config.read_text().replace("https://example.org/chronicle/", SITE))
-    for n in (1, 2, 3):
-        assert cli("snapshot", "--dir", str(root), "--as-of", night(n)).exit_code == 0
+    take_nights(root)
     return root
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from chronicle.errors import EXIT_USAGE
-from tests.support.commands import cli, night
+from tests.support.commands import cli, night, take_nights
 from tests.support.config import scaffold_simulated
 from tests.support.disks import on_small_disk, tree_digest, with_file_size_limit
 
@@ -19,8 +19,7 @@ from tests.support.disks import on_small_disk, tree_digest, with_file_size_limit
 @pytest.fixture(scope="module")
 def three_nights(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = scaffold_simulated(tmp_path_factory.mktemp("disks") / "c")
-    for n in (1, 2, 3):
-        assert cli("snapshot", "--dir", str(root), "--as-of", night(n)).exit_code == 0
+    take_nights(root)
     return root
 
 

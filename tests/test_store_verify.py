@@ -17,7 +17,7 @@ import pytest
 from click.testing import Result
 
 from chronicle.errors import EXIT_FAILURE
-from tests.support.commands import cli, night
+from tests.support.commands import cli, night, take_nights
 from tests.support.config import scaffold_simulated
 
 
@@ -25,8 +25,7 @@ from tests.support.config import scaffold_simulated
 def sealed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A chronicle with three nights taken and its site built (copied by each test)."""
     root = scaffold_simulated(tmp_path_factory.mktemp("verify") / "c")
-    for n in (1, 2, 3):
-        assert cli("snapshot", "--dir", str(root), "--as-of", night(n)).exit_code == 0
+    take_nights(root)
     assert cli("build", "--dir", str(root)).exit_code == 0
     return root
 

@@ -22,6 +22,13 @@ def night(n: int) -> str:
     return f"2026-08-{20 + n:02d}T03:17:00Z"
 
 
+def take_nights(root: object, nights: int = 3) -> None:
+    """Take nights 1..`nights` of the chronicle at `root` with `chronicle snapshot`."""
+    for n in range(1, nights + 1):
+        result = cli("snapshot", "--dir", str(root), "--as-of", night(n))
+        assert result.exit_code == 0, result.output
+
+
 def cli_process(*args: str, kill_at: str | None = None, alone: bool = False,
                 env: dict[str, str] | None = None, **kw: object) -> subprocess.Popen[str]:
     """Start the chronicle CLI in its own process group and session (optionally killed at a
