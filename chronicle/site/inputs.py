@@ -110,11 +110,7 @@ class BuildInputs:
     def mementos(self) -> dict[str, Memento]:
         """Each sealed day's archived copy (date -> its first memento in the chain): one
         home for the citation blocks (the Cite box, data-versionurl)."""
-        out: dict[str, Memento] = {}
-        for m in self.store.mementos():
-            if m.day is not None:
-                out.setdefault(m.day.isoformat(), m)
-        return out
+        return {day.isoformat(): m for day, m in self.store.day_mementos().items()}
 
     @property
     def latest(self) -> SnapshotInfo | None:

@@ -316,9 +316,17 @@ class Store:
         """Return every recorded memento (in the chain), oldest first."""
         return [m for r in self.memento_records() for m in r.mementos]
 
+    def day_mementos(self) -> dict[date, Memento]:
+        """Return each archived day's memento: the first recorded of its page."""
+        out: dict[date, Memento] = {}
+        for m in self.mementos():
+            if m.day is not None:
+                out.setdefault(m.day, m)
+        return out
+
     def memento_of(self, day: date) -> Memento | None:
         """Return the first recorded memento of `day`'s page (None: not archived yet)."""
-        return next((m for m in self.mementos() if m.day == day), None)
+        return self.day_mementos().get(day)
 
     def pending_memento_paths(self) -> list[str]:
         """Return the mementos records (paths relative to docs/) no manifest lists yet:
