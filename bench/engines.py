@@ -7,7 +7,8 @@ rounds each, medians:
   its `.cache/chronicle`, and Zensical's own cache) and cold (both deleted before each
   round);
 - a nightly with each engine: `chronicle snapshot` sealing the last day, then `chronicle
-  build` of both editions, on a copy of the chronicle built once (its caches kept).
+  build` of both editions, on a copy of the chronicle built once in the same folder (its
+  caches kept, as the nightly workflow restores them).
 Each build row also gives its largest process's peak RSS.
 Targets: mkdocs, both editions <= 1.5x plain; Zensical, the nightly <= 1.0x plain.
 """
@@ -42,6 +43,18 @@ def with_engine(source: Path, target: Path, engine: str) -> Path:
     return target
 
 
+def built_where_it_runs(work: Path, base: Path) -> Path:
+    """Build the chronicle at `work` once, then move it (without its site: a nightly
+    checkout has none) to `base`, from which each round copies it back to `work`: a
+    nightly's checkout is always in the same folder, and Zensical's cache (kept in
+    .cache/chronicle, site/engine_cache.py) is warm only in the folder it was made in."""
+    run(chronicle("build", "--dir", str(work)))
+    shutil.rmtree(work / "site")
+    shutil.rmtree(base, ignore_errors=True)
+    shutil.move(work, base)
+    return base
+
+
 def nightly(base: Path, work: Path, plain: Path, as_of: str, rounds: int = ROUNDS) -> Rounds:
     """Snapshot + build of both editions on a fresh copy of `base` (built once: its caches
     as a nightly restores them), alternating with the plain build."""
@@ -73,11 +86,9 @@ def engine_rows(demo: Path, night_full: Path, tmp: Path, last_day: str) -> list[
                         "ignore_errors=True)")
         cold = median_pair(chronicle("build", "--dir", str(chron)), python(plain_build(plain)),
                            prepare=forget)
-        base = with_engine(night_full, tmp / f"night-{engine}", engine)
-        run(chronicle("build", "--dir", str(base)))
-        shutil.rmtree(base / "site")  # a nightly checkout has no site
-        night = nightly(base, tmp / f"night-{engine}-work", plain,
-                        LAST_NIGHT.format(start=last_day))
+        work = tmp / f"night-{engine}-work"
+        base = built_where_it_runs(with_engine(night_full, work, engine), tmp / f"night-{engine}")
+        night = nightly(base, work, plain, LAST_NIGHT.format(start=last_day))
         lines += [
             row(f"{engine}: both editions, warm", warm, target)
             + f"  peak {warm.peak:.0f} MB",

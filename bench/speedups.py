@@ -8,7 +8,10 @@ be at least 1.10. Rows, each command in its own process, alternating on and off:
   two-edition build of the demo, warm (its .cache/chronicle as a nightly restores it);
 - background-svgs (a build's run-wide charts drawn in a worker while mkdocs converts
   Markdown): the nightly (one snapshot sealing the last day, then the English build),
-  the one run where those charts changed.
+  the one run where those charts changed;
+- engine-cache (Zensical's own cache kept signed in .cache/chronicle,
+  site/engine_cache.py): the Zensical nightly (the same snapshot, then the build of both
+  editions with Zensical, in the folder its cache was made in).
 Three more were measured here and dropped (README "How it works"), each off/on on a
 quiet 2-core machine: the static files copied by a second process while mkdocs converts
 Markdown (1.01-1.02 on the English-only warm build), a sealed day's charts drawn by two
@@ -39,6 +42,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from bench.__main__ import LAST_NIGHT, ROUNDS, english_only, partial_demo, python, run
+from bench.engines import built_where_it_runs, with_engine
 
 THRESHOLD = 1.10  # off / on: a speed-up must save at least 10% of its row
 MAX_WAIT = 15 * 60  # seconds `--wait-load` waits for a quiet machine before a round
@@ -147,7 +151,8 @@ def main(argv: list[str]) -> None:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = args.work or Path(tmp_name)
         demo = tmp / "demo"
-        if not (tmp / "night-base" / "chronicle.yml").is_file():
+        bases = ("night-base", "znight-base")
+        if not all((tmp / base / "chronicle.yml").is_file() for base in bases):
             if args.work:  # a run that stopped half-way through preparing it
                 shutil.rmtree(tmp, ignore_errors=True)
             run(python("from pathlib import Path; from chronicle.demo import run_demo;"
@@ -156,6 +161,8 @@ def main(argv: list[str]) -> None:
             english_only(tmp / "night-full", tmp / "night-base")
             run(_one("build", str(tmp / "night-base"), ""))
             shutil.rmtree(tmp / "night-base" / "site")
+            built_where_it_runs(with_engine(tmp / "night-full", tmp / "znight", "zensical"),
+                                tmp / "znight-base")
         last = LAST_NIGHT.format(start=(DEMO_START + timedelta(days=days)).isoformat())
 
         def build(folder: Path) -> Callable[[str], float]:
@@ -168,9 +175,17 @@ def main(argv: list[str]) -> None:
             snap = run(_one("snapshot", str(work), without, last))[0]
             return snap + run(_one("build", str(work), without))[0]
 
+        def zensical_nightly(without: str) -> float:
+            work = tmp / "znight"
+            shutil.rmtree(work, ignore_errors=True)
+            shutil.copytree(tmp / "znight-base", work)
+            snap = run(_one("snapshot", str(work), without, last))[0]
+            return snap + run(_one("build", str(work), without))[0]
+
         rows: dict[str, tuple[str, Callable[[str], float]]] = {
             "beside": ("two editions, warm build", build(demo)),
             "background-svgs": ("nightly (snapshot + en build)", nightly),
+            "engine-cache": ("Zensical nightly, both editions", zensical_nightly),
         }
         for speedup in wanted:
             label, timed = rows[speedup]

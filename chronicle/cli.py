@@ -274,7 +274,9 @@ def _cache_use(cached: dict[str, int]) -> str:
             for kind, label, verb in (("svgs", "chart SVGs", "drawn"),
                                       ("threads", "thread pages", "rendered"),
                                       ("verdicts", "verdicts", "computed"),
-                                      ("editions", "translated day pages", "rendered"))
+                                      ("editions", "translated day pages", "rendered"),
+                                      ("day_charts", "their charts", "drawn"),
+                                      ("zensical", "Zensical caches", "started cold"))
             if cached.get(f"{kind} reused", 0) + cached.get(f"{kind} made", 0)]
     return f" ({'; '.join(said)})" if said else ""
 

@@ -53,7 +53,9 @@ from typing import Any
 # The speed-ups a command may run beside its own work. Each stays only where `make bench`
 # shows it is worth at least 10% on its row (README "Benchmarks"): the bench turns each
 # off with `Executor(without=...)` and times the row again.
-SPEEDUPS = ("beside", "background-svgs")
+SPEEDUPS = ("beside", "background-svgs", "engine-cache")
+# Those that run work in another process: on one core they would only take turns.
+PARALLEL = ("beside", "background-svgs")
 _PR_SET_PDEATHSIG = 1
 _EXIT_ORPHANED = 70  # a child's exit code when its parent went first
 _WATCH_SECONDS = 0.2  # how often a child polls its parent where there is no pidfd
@@ -207,11 +209,12 @@ class Executor:
         self.close(abort=kind is not None)
 
     def uses(self, speedup: str) -> bool:
-        """Return whether the command runs `speedup` (one of SPEEDUPS) beside its work:
-        not where it was turned off, nor on one core (where it would take turns)."""
+        """Return whether the command runs `speedup` (one of SPEEDUPS): not where it was
+        turned off, nor a PARALLEL one on one core (where it would only take turns)."""
         if speedup not in SPEEDUPS:
             raise ValueError(f"unknown speed-up {speedup!r}; known: {SPEEDUPS}")
-        return speedup not in self.without and (self.cores or 1) >= 2
+        return speedup not in self.without and (speedup not in PARALLEL
+                                                or (self.cores or 1) >= 2)
 
     # Processes.
 

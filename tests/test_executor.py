@@ -17,7 +17,7 @@ import pytest
 
 from chronicle import draw
 from chronicle.config import load_config
-from chronicle.executor import SPEEDUPS, ChildGone, Executor, environment
+from chronicle.executor import PARALLEL, SPEEDUPS, ChildGone, Executor, environment
 from chronicle.snapshot.take import take_snapshot
 from chronicle.store import Store
 from tests.support.commands import cli, cli_process, night
@@ -90,11 +90,12 @@ def test_a_command_that_fails_ends_its_workers_without_waiting_for_their_jobs() 
     assert any(isinstance(f.exception(), ChildGone) for f in futures)  # not all were drawn
 
 
-def test_speedups_are_named_and_need_two_cores() -> None:
+def test_speedups_are_named_and_the_parallel_ones_need_two_cores() -> None:
     with pytest.raises(ValueError, match="unknown speed-ups"):
         Executor(without=["turbo"])
     assert all(Executor(cores=2).uses(s) for s in SPEEDUPS)
-    assert not any(Executor(cores=1).uses(s) for s in SPEEDUPS)
+    assert not any(Executor(cores=1).uses(s) for s in PARALLEL)
+    assert Executor(cores=1).uses("engine-cache")  # a cache takes no second core
 
 
 def test_an_environment_is_set_for_a_block_only(monkeypatch: pytest.MonkeyPatch) -> None:

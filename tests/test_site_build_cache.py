@@ -151,28 +151,31 @@ def test_a_warm_build_is_the_cold_build_byte_for_byte(tmp_path: Path) -> None:
     assert svgs > 10
     assert _build(made.root, tmp_path / "warm") == {
         "chart SVGs": (svgs, 0), "thread pages": (2, 0), "verdicts": (1, 0),
-        "translated day pages": (3, 0)}
+        "translated day pages": (3, 0), "their charts": (3, 0)}
     assert _tree(tmp_path / "warm") == _tree(tmp_path / "cold")
 
 
 @pytest.mark.slow
 def test_a_new_snapshot_and_a_correction_make_what_they_change(tmp_path: Path) -> None:
     # The same chronicle one night earlier: its cache is what last night's build left.
-    earlier = make_chronicle(tmp_path / "earlier", nights=2)
-    later = make_chronicle(tmp_path / "later", nights=3)
+    earlier = make_chronicle(tmp_path / "earlier", nights=2, languages=("en", "zh"))
+    later = make_chronicle(tmp_path / "later", nights=3, languages=("en", "zh"))
     _build(earlier.root, tmp_path / "s0")
     shutil.copytree(earlier.root / ".cache", later.root / ".cache")
     night = _build(later.root, tmp_path / "night")
     # The thread was updated and every run-wide chart shows one more day.
-    assert night["thread pages"] == (0, 1) and night["verdicts"] == (0, 1)
+    assert night["thread pages"] == (0, 2) and night["verdicts"] == (0, 1)
     assert night["chart SVGs"][1] > 0
+    # In Chinese, the new day is drawn; the day before is written again (it links the
+    # new day), its charts are not drawn again.
+    assert night["translated day pages"] == (1, 2) and night["their charts"] == (2, 1), night
     _cold(later.root, tmp_path / "night-cold")
     assert _tree(tmp_path / "night") == _tree(tmp_path / "night-cold")
     _build(later.root, tmp_path / "again")  # the cache of the store before the correction
     add_correction(later, 3)
     fixed = _build(later.root, tmp_path / "fixed")
     # Late rows change the verdicts and the charts, not the thread.
-    assert fixed["verdicts"] == (0, 1) and fixed["thread pages"] == (1, 0)
+    assert fixed["verdicts"] == (0, 1) and fixed["thread pages"] == (2, 0)
     assert fixed["chart SVGs"][1] > 0
     _cold(later.root, tmp_path / "fixed-cold")
     assert _tree(tmp_path / "fixed") == _tree(tmp_path / "fixed-cold")
@@ -286,17 +289,17 @@ def test_a_planted_link_in_the_cache_stops_the_build_before_it_deletes_anything(
 
 
 @pytest.mark.slow
-def test_forged_svg_edition_and_thread_entries_are_not_used(tmp_path: Path) -> None:
+def test_forged_svg_edition_chart_and_thread_entries_are_not_used(tmp_path: Path) -> None:
     made = make_chronicle(tmp_path / "c", nights=3, languages=("en", "zh"))
     _build(made.root, tmp_path / "site")
     forged = 0
-    for kind in ("svgs", "editions", "threads"):
+    for kind in ("svgs", "editions", "day_charts", "threads"):
         for i, path in enumerate(sorted((cache_root(made.root) / kind).iterdir())):
             path.write_bytes(_forge(path.read_bytes(), kind, ("sha256", "hmac")[i % 2]))
             forged += 1
     again = _build(made.root, tmp_path / "again")
     assert again["chart SVGs"][0] == again["thread pages"][0] == 0, again
-    assert again["translated day pages"][0] == 0, again
+    assert again["translated day pages"][0] == again["their charts"][0] == 0, again
     site = _tree(tmp_path / "again")
     assert site == _tree(tmp_path / "site")
     assert forged > 10 and not [p for p, data in site.items() if b"forged" in data]

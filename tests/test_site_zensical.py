@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from html.parser import HTMLParser
@@ -160,6 +161,12 @@ def test_zensical_feeds_match_mkdocs_feeds(both: tuple[Built, Path, Path]) -> No
         assert [(e.id, e.title, e.link, e.published) for e in a.entries] == \
             [(e.id, e.title, e.link, e.published) for e in b.entries], feed
         assert [e.summary for e in a.entries] == [e.summary for e in b.entries], feed
+        # The channel's dates are the newest snapshot's, not the clock's when it was built
+        # (Zensical writes the clock's; the post-build step sets them): the same store
+        # gives the same feed.
+        newest = sorted(p.name for p in (_built.root / "docs" / "data").iterdir())[-1]
+        assert a.feed.updated == b.feed.updated == a.feed.published == b.feed.published
+        assert b.feed.updated_parsed[:5] == time.strptime(newest[:15], "%Y-%m-%dT%H%M")[:5]
         # Every item carries its chart (Zensical writes none: the post-build step adds
         # it), with its real length.
         for entry in b.entries:

@@ -144,6 +144,9 @@ class BuildCache:
 
     def put(self, key: str, files: Files) -> None:
         """Keep `files` under `key`. Best effort: a read-only disk still builds."""
+        if key not in self.used:  # made without being looked for: made all the same
+            self.missed += 1
+            self.missed_keys.add(key)
         self.used.add(key)
         secret, _ = cache_secret()
         if secret is None:
@@ -206,9 +209,11 @@ class Caches:
     """The caches of one `chronicle build`, shared by every edition it builds."""
 
     editions: BuildCache  # translated day pages (site/edition_cache.py)
+    day_charts: BuildCache  # their charts: specs, SVGs, feed PNG (site/editions.py)
     svgs: BuildCache  # static SVGs of the build's own charts (site/statics.py)
     threads: BuildCache  # thread pages (site/pages.py)
     verdicts: BuildCache  # the watchers' verdicts of every day (site/inputs.py)
+    zensical: BuildCache  # Zensical's own cache of each edition's project (site/zensical.py)
 
     @classmethod
     def of(cls, root: Path) -> Caches:

@@ -14,6 +14,7 @@ import html
 import json
 import re
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from xml.dom import minidom
@@ -119,16 +120,20 @@ def item_verdicts(inputs: BuildInputs, lang: Language) -> dict[str, str]:
 
 def fill_daily_feeds(site_dir: Path, items: Mapping[str, str],
                      images: Mapping[str, str] | None = None,
-                     verdicts: Mapping[str, str] | None = None) -> None:
+                     verdicts: Mapping[str, str] | None = None,
+                     as_of: datetime | None = None) -> None:
     """Replace each daily item's text with its HTML in the feeds the engine wrote, add its
     verdict in a few words to its title (the page's title, as the engine wrote it); give
     an item with no enclosure its day's image (Zensical's feeds carry none; its length is
-    measured by site/finish.py)."""
+    measured by site/finish.py). With `as_of` (the newest snapshot's time), the channel's
+    pubDate and lastBuildDate say it, as mkdocs-rss-plugin writes them from
+    SOURCE_DATE_EPOCH: Zensical 0.0.73 writes the clock's time, so a feed changed with
+    every build, and a build from the same store was not the same bytes."""
     for name in RSS_FEEDS:
         path = site_dir / name
         if path.is_file():
             path.write_text(_fill_rss(path.read_text(encoding="utf-8"), items, images or {},
-                                      verdicts or {}), encoding="utf-8")
+                                      verdicts or {}, as_of), encoding="utf-8")
     for name in JSON_FEEDS:
         path = site_dir / name
         if path.is_file():
@@ -142,11 +147,21 @@ def _titled(title: str, verdict: str | None) -> str:
 
 
 def _fill_rss(text: str, items: Mapping[str, str], images: Mapping[str, str],
-              verdicts: Mapping[str, str]) -> str:
+              verdicts: Mapping[str, str], as_of: datetime | None = None) -> str:
     """Return an RSS 2.0 document with each known item's <description> replaced by its
-    HTML (carried as text, which the XML writer escapes), and an enclosure where an item
-    has none and its day has an image."""
+    HTML (carried as text, which the XML writer escapes), an enclosure where an item
+    has none and its day has an image, and the channel's dates `as_of` (if given)."""
     doc = minidom.parseString(text.encode("utf-8"))
+    if as_of is not None:
+        # RFC 822 in UTC, as mkdocs-rss-plugin writes it.
+        stamp = as_of.astimezone(UTC).strftime("%a, %d %b %Y %H:%M:%S -0000")
+        for channel in doc.getElementsByTagName("channel")[:1]:
+            for node in channel.childNodes:
+                if node.nodeType == node.ELEMENT_NODE and node.tagName in (
+                        "pubDate", "lastBuildDate"):
+                    for child in list(node.childNodes):
+                        node.removeChild(child)
+                    node.appendChild(doc.createTextNode(stamp))
     for item in doc.getElementsByTagName("item"):
         guid = _child_text(item, "guid")
         image = images.get(guid.strip()) if guid is not None else None

@@ -18,6 +18,7 @@ and feeds.
 from __future__ import annotations
 
 import html
+import json
 import logging
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -28,6 +29,7 @@ from markupsafe import escape
 from mkdocs.config.defaults import MkDocsConfig
 from pymdownx.slugs import slugify
 
+from chronicle.analysis.day_model import DaySummary
 from chronicle.config import RunConfig
 from chronicle.executor import Executor
 from chronicle.render.day_charts import day_charts
@@ -35,7 +37,7 @@ from chronicle.render.day_edition import RECORD_ROOT, edition_day_page
 from chronicle.render.embed import spec_json
 from chronicle.render.i18n import DEFAULT, N_, NAMES, Language, edition_dir
 from chronicle.render.svg import build_workers, render_statics
-from chronicle.site.build_cache import BuildCache, Caches, entry_key
+from chronicle.site.build_cache import Caches, entry_key
 from chronicle.site.citable import day_sections, edition_url
 from chronicle.site.edition_cache import LOCALE_FOLDER, edition_key
 from chronicle.site.inputs import BuildInputs
@@ -179,43 +181,48 @@ def _own(path: str) -> bool:
                                     and not path.endswith("/cite.json"))
 
 
-def edition_files(inputs: BuildInputs, lang: Language, cache: BuildCache | None = None,
+Keys = tuple[str, str]  # a translated day's (page, charts) cache keys
+
+
+def edition_files(inputs: BuildInputs, lang: Language, caches: Caches | None = None,
                   executor: Executor | None = None, site_dir: Path | None = None
                   ) -> EditionFiles:
     """Return every generated file of the `lang` edition (path relative to its root):
     its pages and run-wide charts' specs (their SVGs are drawn like the English ones',
     site/statics.py), and each sealed day's page with its charts, SVGs and feed PNG
-    (drawn by the `executor`'s render workers); `cache` keeps the day pages between
-    builds. With a `site_dir`, the days' charts are written there as they are made (see
-    `edition_days`)."""
+    (drawn by the `executor`'s render workers); `caches` keep the day pages and their
+    charts between builds. With a `site_dir`, the days' charts are written there as they
+    are made (see `edition_days`)."""
     from chronicle.site.pages import site_files
 
     files: EditionFiles = {p: c for p, c in site_files(inputs, lang, bundle=False).items()
                            if _own(p)}
-    files.update(edition_days(inputs, lang, cache, executor, site_dir))
+    files.update(edition_days(inputs, lang, caches, executor, site_dir))
     return files
 
 
-def edition_days(inputs: BuildInputs, lang: Language, cache: BuildCache | None = None,
+def edition_days(inputs: BuildInputs, lang: Language, caches: Caches | None = None,
                  executor: Executor | None = None, site_dir: Path | None = None
                  ) -> EditionFiles:
     """Return every sealed day's page in `lang`, rendered from the sealed day JSON, with
     its charts drawn in `lang` from the data as of the day's figures.
 
-    With a `cache`, a day whose inputs an earlier build rendered is taken from it: sealed
-    days never change, so a nightly renders only the new one. With a `site_dir` (the
+    With `caches`, a day whose inputs an earlier build rendered is taken from them (its
+    page from `editions`, its charts from `day_charts`): sealed days never change, so a
+    nightly draws only the new day's charts, and writes the page of the day before again
+    (it now links the new day). With a `site_dir` (the
     folder the edition is being built in), each day's chart specs, SVGs and PNG are
     written there as soon as they are made and returned as their path, not their bytes:
     a long run's ~80 MB of them (365 days) is never held at once.
     """
     config, out = inputs.config, _DayFiles(site_dir)
-    edition = edition_key(config, lang.code) if cache is not None else ""
+    edition = edition_key(config, lang.code) if caches is not None else ""
     changes = inputs.changes.changes
     # Of the W&B run records, a day's charts read only the lineage's order (stitching:
     # analysis/series.py lineage_order reads each run's id and creation time); the rest
     # (state, summary, heartbeat) changes every night and would render every day again.
-    runs = [[r.id, r.created_at.isoformat()] for r in inputs.runs] if cache is not None else []
-    todo: dict[str, tuple[str, dict[str, Any], dict[str, dict[str, Any]]]] = {}
+    runs = [[r.id, r.created_at.isoformat()] for r in inputs.runs] if caches is not None else []
+    todo: dict[str, tuple[Keys, dict[str, Any], dict[str, dict[str, Any]]]] = {}
     meta: dict[str, Any]
     for i, d in enumerate(inputs.days):
         when = date.fromisoformat(d["date"])
@@ -228,31 +235,38 @@ def edition_days(inputs: BuildInputs, lang: Language, cache: BuildCache | None =
                                      swhids=inputs.swhids.get(d["date"]),
                                      memento=inputs.mementos.get(d["date"])),
                 "later": inputs.days[i + 1]["date"] if i + 1 < len(inputs.days) else None}
-        key = ""
-        if cache is not None:
-            # Everything the page is made of but the edition's key: the day JSON as read,
-            # the sealed entry, its citation block, the next day, and what its charts are
-            # drawn from (BuildInputs.day_evidence): the chain up to the snapshot that
-            # sealed the day (its manifest's sha256 fixes every row and record stored by
-            # then, the figures' snapshot's among them), the runs' order and the changes.
+        keys = ("", "")
+        if caches is not None:
+            # Two entries a day. Its charts: the day JSON as read and what they are drawn
+            # from (BuildInputs.day_evidence): the chain up to the snapshot that sealed
+            # the day (its manifest's sha256 fixes every row and record stored by then,
+            # the figures' snapshot's among them), the runs' order and the changes. Its
+            # page: the charts' key, the sealed entry, its citation block and the next
+            # day, which change after sealing (a new day links the one before, a memento
+            # is chained), so the page is written again, its charts are not drawn again.
             seen = inputs.figures_snapshot(when)
             ended = (when + timedelta(days=1)).isoformat()
-            key = entry_key(edition, {
-                "day": d, **meta, "sealed_by": snap.manifest_sha256,
+            charts_key = entry_key(edition, {
+                "charts of": d, "sealed_by": snap.manifest_sha256,
                 "figures_as_of": seen.id if seen else None,
                 "runs": runs, "changes": [c for c in changes if str(c.get("time")) < ended]})
-            kept = cache.get(key)
-            if kept is not None:
-                out.add(kept)
+            keys = (entry_key(edition, {"page of": charts_key, **meta}), charts_key)
+            drawn = caches.day_charts.get(charts_key)
+            if drawn is not None:
+                page = caches.editions.get(keys[0])
+                if page is None:
+                    page = _day_page(d, drawn, meta, inputs.config, lang)
+                    caches.editions.put(keys[0], page)
+                out.add({**page, **drawn})
                 continue
         evidence = inputs.day_evidence(when)
         charts = (day_charts(when, evidence[0], evidence[1], config, lang, changes)
                   if evidence is not None else {})
-        todo[d["date"]] = (key, meta, charts)
+        todo[d["date"]] = (keys, meta, charts)
         if len(todo) >= DRAWN_TOGETHER:
-            out.add(_drawn_days(todo, inputs, lang, cache, executor))
+            out.add(_drawn_days(todo, inputs, lang, caches, executor))
             todo = {}
-    out.add(_drawn_days(todo, inputs, lang, cache, executor))
+    out.add(_drawn_days(todo, inputs, lang, caches, executor))
     return out.files
 
 
@@ -282,12 +296,24 @@ class _DayFiles:
 DRAWN_TOGETHER = 8
 
 
-def _drawn_days(todo: dict[str, tuple[str, dict[str, Any], dict[str, dict[str, Any]]]],
-                inputs: BuildInputs, lang: Language, cache: BuildCache | None,
+def _day_page(day: DaySummary, drawn: Files, meta: dict[str, Any], config: RunConfig,
+              lang: Language) -> Files:
+    """Return the page of `day` in `lang` around its charts as drawn by an earlier build
+    (`drawn`: their specs, SVGs and feed PNG, as `_drawn_days` keeps them)."""
+    date = day["date"]
+    charts = {path[len(f"days/{date}/"):-len(".vl.json")]: json.loads(content)
+              for path, content in drawn.items() if path.endswith(".vl.json")}
+    with_png = {FEED_IMAGE} if f"days/{date}/{FEED_IMAGE}.png" in drawn else set()
+    return {f"days/{date}.md": edition_day_page(day, charts, config, meta["entry"],
+                                                meta["cite"], meta["later"], lang, with_png)}
+
+
+def _drawn_days(todo: dict[str, tuple[Keys, dict[str, Any], dict[str, dict[str, Any]]]],
+                inputs: BuildInputs, lang: Language, caches: Caches | None,
                 executor: Executor | None) -> Files:
     """Draw the charts of the days in `todo` together (in the `executor`'s render
     workers; in this process without one) and return
-    their files (kept in `cache` under each day's key)."""
+    their files (kept in `caches` under each day's keys)."""
     if not todo:
         return {}
     drawn, pngs = render_statics(
@@ -297,19 +323,21 @@ def _drawn_days(todo: dict[str, tuple[str, dict[str, Any], dict[str, dict[str, A
              if FEED_IMAGE in charts], executor=executor, workers=build_workers(executor))
     by_date = {x["date"]: x for x in inputs.days}
     out = Files()
-    for day, (key, meta, charts) in todo.items():
+    for day, ((page_key, charts_key), meta, charts) in todo.items():
         with_png = {FEED_IMAGE} if f"{day}/{FEED_IMAGE}" in pngs else set()
-        files: Files = {f"days/{day}.md": edition_day_page(
+        page: Files = {f"days/{day}.md": edition_day_page(
             by_date[day], charts, inputs.config, meta["entry"], meta["cite"], meta["later"],
             lang, with_png)}
+        files: Files = {}
         for name, spec in sorted(charts.items()):
             files[f"days/{day}/{name}.vl.json"] = spec_json(spec)
             files[f"days/{day}/{name}.svg"] = drawn[f"{day}/{name}"]
         if with_png:
             files[f"days/{day}/{FEED_IMAGE}.png"] = pngs[f"{day}/{FEED_IMAGE}"]
-        if cache is not None:
-            cache.put(key, files)
-        out.update(files)
+        if caches is not None:
+            caches.editions.put(page_key, page)
+            caches.day_charts.put(charts_key, files)
+        out.update({**page, **files})
     return out
 
 

@@ -35,7 +35,8 @@ def finish_edition(site_dir: Path, inputs: BuildInputs, lang: Language,
         serve_sealed_sources(config.docs_dir, site_dir)
     url = edition_url(config, lang.code)
     fill_daily_feeds(site_dir, item_html(inputs, lang, sources), item_images(sources, url),
-                     item_verdicts(inputs, lang))
+                     item_verdicts(inputs, lang),
+                     inputs.latest.taken_at if inputs.latest is not None else None)
     fix_enclosure_lengths(site_dir, url)
     if len(config.site.languages) > 1:
         for path, text in folder_sitemaps(pages, config.site.languages, config,

@@ -39,7 +39,7 @@ def edition_sources(inputs: BuildInputs, lang: Language, caches: Caches | None =
     a long run's are never all held in memory.
     """
     if lang.code != DEFAULT:
-        return edition_files(inputs, lang, caches.editions if caches is not None else None,
+        return edition_files(inputs, lang, caches,
                              executor, drawn_into)
     files: EditionFiles = dict(site_files(inputs, lang))
     days = inputs.days

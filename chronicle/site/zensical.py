@@ -8,7 +8,8 @@ never restored from elsewhere: Zensical keeps its own cache in `.cache/` beside 
 project's config, and only changed files are written again), built there by `zensical
 build --strict` in a child process of the command's executor (it dies with the command),
 moved into the staging folder, and finished by the same post-build step as an mkdocs
-build (site/finish.py).
+build (site/finish.py). Zensical's own cache in each project is filled from, and kept as,
+a signed entry of the build cache (site/engine_cache.py).
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from pathlib import Path
 from chronicle.errors import ChronicleError
 from chronicle.executor import Child, ChildGone, Executor
 from chronicle.render.i18n import DEFAULT, Language, edition_dir
-from chronicle.site.build_cache import Caches
+from chronicle.site import engine_cache
+from chronicle.site.build_cache import BuildCache, Caches
 from chronicle.site.editions import EditionFiles
 from chronicle.site.finish import finish_edition
 from chronicle.site.inputs import BuildInputs
@@ -64,6 +66,10 @@ class EditionBuild:
         self._child: Child | None = None
         self._drawing: Drawing | None = None
         self._sources: EditionFiles = {}
+        # Zensical's cache of the project: restored from and kept in .cache/chronicle.
+        self._engine_cache: BuildCache | None = (
+            caches.zensical if caches is not None and executor.uses("engine-cache") else None)
+        self._engine_key = ""
 
     def start(self) -> EditionBuild:
         started = time.perf_counter()
@@ -75,6 +81,9 @@ class EditionBuild:
         code = self.lang.code
         self._sources = write_edition(self.inputs, self.lang, self.tree, self.caches,
                                       self.executor, zensical=True)
+        self._engine_key = engine_cache.cache_key(self.inputs, code, self.tree.root,
+                                                  zensical_version())
+        engine_cache.restore(self.tree.root, self._engine_cache, self._engine_key)
         # The charts' SVGs are drawn while Zensical builds the pages (a translated
         # edition's day charts came drawn into the tree).
         self._drawing = Drawing({p: c for p, c in self._sources.items() if code == DEFAULT
@@ -92,7 +101,11 @@ class EditionBuild:
         not exist or be empty) and run the post-build step; return the edition's seconds."""
         started = time.perf_counter()
         assert self._child is not None and self._drawing is not None, "start first"
+        # Without render workers the charts are drawn here, now: while Zensical builds.
+        self._drawing.svgs()
         _wait(self._child, self.tree)
+        if self._engine_cache is not None:
+            engine_cache.keep(self.tree.root, self._engine_cache, self._engine_key)
         site_dir = self.site_dir
         if site_dir.exists():
             site_dir.rmdir()  # the staging folder made for it (empty)
