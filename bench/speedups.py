@@ -168,24 +168,20 @@ def main(argv: list[str]) -> None:
         def build(folder: Path) -> Callable[[str], float]:
             return lambda without: run(_one("build", str(folder), without))[0]
 
-        def nightly(without: str) -> float:
-            work = tmp / "night"
-            shutil.rmtree(work, ignore_errors=True)
-            shutil.copytree(tmp / "night-base", work)
-            snap = run(_one("snapshot", str(work), without, last))[0]
-            return snap + run(_one("build", str(work), without))[0]
-
-        def zensical_nightly(without: str) -> float:
-            work = tmp / "znight"
-            shutil.rmtree(work, ignore_errors=True)
-            shutil.copytree(tmp / "znight-base", work)
-            snap = run(_one("snapshot", str(work), without, last))[0]
-            return snap + run(_one("build", str(work), without))[0]
+        def nightly(name: str) -> Callable[[str], float]:
+            """A night on a copy of `<name>-base` in `<name>` (the folder it was built in)."""
+            def timed(without: str) -> float:
+                work = tmp / name
+                shutil.rmtree(work, ignore_errors=True)
+                shutil.copytree(tmp / f"{name}-base", work)
+                snap = run(_one("snapshot", str(work), without, last))[0]
+                return snap + run(_one("build", str(work), without))[0]
+            return timed
 
         rows: dict[str, tuple[str, Callable[[str], float]]] = {
             "beside": ("two editions, warm build", build(demo)),
-            "background-svgs": ("nightly (snapshot + en build)", nightly),
-            "engine-cache": ("Zensical nightly, both editions", zensical_nightly),
+            "background-svgs": ("nightly (snapshot + en build)", nightly("night")),
+            "engine-cache": ("Zensical nightly, both editions", nightly("znight")),
         }
         for speedup in wanted:
             label, timed = rows[speedup]
