@@ -215,3 +215,22 @@ def test_an_outbound_url_cannot_break_out_of_its_attributes() -> None:
                     'data-originalurl="https://e.org/a&#34;b%7Bc%7D&amp;d" '
                     'data-versiondate="2026-09-30T03:17:00Z">x</a>')
     assert outbound_link("x", "javascript:alert(1)", LinkVersion("2026")) == ""
+
+
+def test_a_day_without_a_logged_row_says_so_in_both_languages() -> None:
+    from chronicle.render.day import render_day_markdown
+    from chronicle.render.i18n import ENGLISH, language
+
+    quiet = make_day(data={"rows": 0, "first": None, "last": None},
+                     steps={"first": None, "last": None, "count": 0}, runs=[])
+    _, body = page(quiet)
+    assert "Phase: **pretraining**. No metric row was logged this day." in body
+    assert "from 0 logged rows" not in body and "Steps — to —" not in body
+    zh = render_day_markdown(quiet, {"loss": SPEC}, CONFIG, language("zh"))
+    assert "这一天没有记录任何指标行。" in zh and "共 0 行记录" not in zh
+    one = make_day(data={"rows": 1, "first": "2026-09-29T00:00:12Z",
+                         "last": "2026-09-29T00:00:12Z"},
+                   steps={"first": 163210, "last": 163210, "count": 1})
+    text = render_day_markdown(one, {"loss": SPEC}, CONFIG, ENGLISH)
+    assert "Step 163,210 from 1 logged row of W&B runs" in text
+    assert "共 1 行记录" in render_day_markdown(one, {"loss": SPEC}, CONFIG, language("zh"))

@@ -60,7 +60,10 @@ METHOD_PREFIX = "chronicle.days."
 # /16: every outbound link (an issue, a comment, a pull request) is a Robust Link: an
 #      inline <a> with data-originalurl and data-versiondate (the day's `figures_as_of`,
 #      which the day JSON now records), and data-versionurl where a memento is known.
-DAY_PAGE = "chronicle.day_page/16"
+# /17: a day without a logged row says so ("No metric row was logged this day.", not
+#      "Steps — to — from 0 logged rows."), one row is one "logged row", and one step is
+#      named once ("Step 163,210 from 1 logged row", not "Steps 163,210 to 163,210").
+DAY_PAGE = "chronicle.day_page/17"
 
 
 @dataclass(frozen=True)
