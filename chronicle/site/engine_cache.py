@@ -57,9 +57,11 @@ def restore(project: Path, cache: BuildCache | None, key: str) -> bool:
 
 
 def keep(project: Path, cache: BuildCache, key: str) -> None:
-    """Keep what Zensical left in its cache folder of `project` under `key`."""
+    """Keep what Zensical left in its cache folder of `project` under `key`. Best effort,
+    as every cache: a folder that cannot be read keeps nothing (the next build is cold)."""
     files: dict[str, str | bytes] = {}
-    with folder(project, [FOLDER]) as fd, os.scandir(fd) as entries:
+    with contextlib.suppress(OSError), folder(project, [FOLDER]) as fd, \
+            os.scandir(fd) as entries:
         for entry in sorted(entries, key=lambda e: e.name):
             if not entry.is_file(follow_symlinks=False) or not _NAME.fullmatch(entry.name):
                 continue
@@ -71,7 +73,7 @@ def keep(project: Path, cache: BuildCache, key: str) -> None:
                 files[entry.name] = raw.decode("utf-8")  # text: no base64 in the entry
             except UnicodeDecodeError:
                 files[entry.name] = raw
-    cache.put(key, files)
+        cache.put(key, files)
 
 
 def _empty(fd: int) -> None:
