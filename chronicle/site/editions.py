@@ -303,9 +303,16 @@ def _day_page(day: DaySummary, drawn: Files, meta: dict[str, Any], config: RunCo
     date = day["date"]
     charts = {path[len(f"days/{date}/"):-len(".vl.json")]: json.loads(content)
               for path, content in drawn.items() if path.endswith(".vl.json")}
-    with_png = {FEED_IMAGE} if f"days/{date}/{FEED_IMAGE}.png" in drawn else set()
-    return {f"days/{date}.md": edition_day_page(day, charts, config, meta["entry"],
-                                                meta["cite"], meta["later"], lang, with_png)}
+    return _page_of(day, charts, meta, config, lang,
+                    f"days/{date}/{FEED_IMAGE}.png" in drawn)
+
+
+def _page_of(day: DaySummary, charts: dict[str, Any], meta: dict[str, Any],
+             config: RunConfig, lang: Language, png: bool) -> Files:
+    """Return the page of `day` in `lang` with its `charts` (`png`: its feed PNG too)."""
+    return {f"days/{day['date']}.md": edition_day_page(
+        day, charts, config, meta["entry"], meta["cite"], meta["later"], lang,
+        {FEED_IMAGE} if png else set())}
 
 
 def _drawn_days(todo: dict[str, tuple[Keys, dict[str, Any], dict[str, dict[str, Any]]]],
@@ -324,10 +331,8 @@ def _drawn_days(todo: dict[str, tuple[Keys, dict[str, Any], dict[str, dict[str, 
     by_date = {x["date"]: x for x in inputs.days}
     out = Files()
     for day, ((page_key, charts_key), meta, charts) in todo.items():
-        with_png = {FEED_IMAGE} if f"{day}/{FEED_IMAGE}" in pngs else set()
-        page: Files = {f"days/{day}.md": edition_day_page(
-            by_date[day], charts, inputs.config, meta["entry"], meta["cite"], meta["later"],
-            lang, with_png)}
+        with_png = f"{day}/{FEED_IMAGE}" in pngs
+        page = _page_of(by_date[day], charts, meta, inputs.config, lang, with_png)
         files: Files = {}
         for name, spec in sorted(charts.items()):
             files[f"days/{day}/{name}.vl.json"] = spec_json(spec)

@@ -43,17 +43,17 @@ def cache_key(inputs: BuildInputs, code: str, project: Path, version: str | None
         "project": str(project.resolve())})
 
 
-def restore(project: Path, cache: BuildCache | None, key: str) -> bool:
+def restore(project: Path, cache: BuildCache | None, key: str) -> None:
     """Empty Zensical's cache folder of `project`, then fill it from the entry of `cache`
-    under `key` (none: Zensical starts cold); return whether it was filled."""
+    under `key` (none, or one naming a file Zensical does not write: Zensical starts
+    cold)."""
     with folder(project, [FOLDER], create=True) as fd:
         _empty(fd)
         files = cache.get(key) if cache is not None else None
         if files is None or not all(_NAME.fullmatch(name) for name in files):
-            return False
+            return
         for name, content in files.items():
             write_atomic_at(fd, name, content.encode() if isinstance(content, str) else content)
-    return True
 
 
 def keep(project: Path, cache: BuildCache, key: str) -> None:

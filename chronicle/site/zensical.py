@@ -69,7 +69,8 @@ class EditionBuild:
         # Zensical's cache of the project: restored from and kept in .cache/chronicle.
         self._engine_cache: BuildCache | None = (
             caches.zensical if caches is not None and executor.uses("engine-cache") else None)
-        self._engine_key = ""
+        self._engine_key = engine_cache.cache_key(inputs, lang.code, self.tree.root,
+                                                  zensical_version())
 
     def start(self) -> EditionBuild:
         started = time.perf_counter()
@@ -81,8 +82,6 @@ class EditionBuild:
         code = self.lang.code
         self._sources = write_edition(self.inputs, self.lang, self.tree, self.caches,
                                       self.executor, zensical=True)
-        self._engine_key = engine_cache.cache_key(self.inputs, code, self.tree.root,
-                                                  zensical_version())
         engine_cache.restore(self.tree.root, self._engine_cache, self._engine_key)
         # The charts' SVGs are drawn while Zensical builds the pages (a translated
         # edition's day charts came drawn into the tree).
