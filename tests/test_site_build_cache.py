@@ -22,7 +22,12 @@ from chronicle.cachekey import ENV, sign
 from chronicle.nofollow import NotAFile
 from chronicle.site.build_cache import FORMAT, BuildCache, Caches, cache_root, entry_key
 from tests.support.commands import cli
-from tests.support.site_factory import add_correction, chronicle_build_output, make_chronicle
+from tests.support.site_factory import (
+    add_correction,
+    chronicle_build_output,
+    make_chronicle,
+    tree_bytes,
+)
 
 FILES: dict[str, str | bytes] = {"days/x.md": "# 一 day\n", "days/x/loss.svg": b"<svg>\x00</svg>"}
 
@@ -132,10 +137,6 @@ def _build(root: Path, site: Path) -> dict[str, tuple[int, int]]:
         r"([a-zA-Z][a-z A-Z]*): (\d+) from \.cache/chronicle, (\d+) [a-z]+", out)}
 
 
-def _tree(site: Path) -> dict[str, bytes]:
-    return {p.relative_to(site).as_posix(): p.read_bytes()
-            for p in sorted(site.rglob("*")) if p.is_file()}
-
 
 def _cold(root: Path, site: Path) -> dict[str, tuple[int, int]]:
     shutil.rmtree(root / ".cache", ignore_errors=True)
@@ -152,7 +153,7 @@ def test_a_warm_build_is_the_cold_build_byte_for_byte(tmp_path: Path) -> None:
     assert _build(made.root, tmp_path / "warm") == {
         "chart SVGs": (svgs, 0), "thread pages": (2, 0), "verdicts": (1, 0),
         "translated day pages": (3, 0), "their charts": (3, 0)}
-    assert _tree(tmp_path / "warm") == _tree(tmp_path / "cold")
+    assert tree_bytes(tmp_path / "warm") == tree_bytes(tmp_path / "cold")
 
 
 @pytest.mark.slow
@@ -170,7 +171,7 @@ def test_a_new_snapshot_and_a_correction_make_what_they_change(tmp_path: Path) -
     # new day), its charts are not drawn again.
     assert night["translated day pages"] == (1, 2) and night["their charts"] == (2, 1), night
     _cold(later.root, tmp_path / "night-cold")
-    assert _tree(tmp_path / "night") == _tree(tmp_path / "night-cold")
+    assert tree_bytes(tmp_path / "night") == tree_bytes(tmp_path / "night-cold")
     _build(later.root, tmp_path / "again")  # the cache of the store before the correction
     add_correction(later, 3)
     fixed = _build(later.root, tmp_path / "fixed")
@@ -178,7 +179,7 @@ def test_a_new_snapshot_and_a_correction_make_what_they_change(tmp_path: Path) -
     assert fixed["verdicts"] == (0, 1) and fixed["thread pages"] == (2, 0)
     assert fixed["chart SVGs"][1] > 0
     _cold(later.root, tmp_path / "fixed-cold")
-    assert _tree(tmp_path / "fixed") == _tree(tmp_path / "fixed-cold")
+    assert tree_bytes(tmp_path / "fixed") == tree_bytes(tmp_path / "fixed-cold")
 
 
 # ---- a cache is opened without following links, and trusted only with the secret --------
@@ -300,6 +301,6 @@ def test_forged_svg_edition_chart_and_thread_entries_are_not_used(tmp_path: Path
     again = _build(made.root, tmp_path / "again")
     assert again["chart SVGs"][0] == again["thread pages"][0] == 0, again
     assert again["translated day pages"][0] == again["their charts"][0] == 0, again
-    site = _tree(tmp_path / "again")
-    assert site == _tree(tmp_path / "site")
+    site = tree_bytes(tmp_path / "again")
+    assert site == tree_bytes(tmp_path / "site")
     assert forged > 10 and not [p for p, data in site.items() if b"forged" in data]

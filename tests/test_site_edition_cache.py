@@ -13,7 +13,7 @@ import pytest
 
 from chronicle.config import load_config
 from chronicle.site.edition_cache import cache_dir, edition_key
-from tests.support.site_factory import Built, chronicle_build_output, make_chronicle
+from tests.support.site_factory import Built, chronicle_build_output, make_chronicle, tree_bytes
 
 DAY = "2026-08-21"
 PO = ('msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=utf-8\\n"\n\n'
@@ -39,10 +39,6 @@ def _cold(root: Path, site: Path) -> tuple[int, int]:
     return _build(root, site)
 
 
-def _tree(site: Path) -> dict[str, bytes]:
-    return {p.relative_to(site).as_posix(): p.read_bytes()
-            for p in sorted(site.rglob("*")) if p.is_file()}
-
 
 def _entries(root: Path) -> list[Path]:
     return sorted(cache_dir(root).iterdir())
@@ -53,7 +49,7 @@ def test_a_warm_build_is_the_cold_build_and_renders_nothing(made: Built, tmp_pat
     assert _cold(made.root, tmp_path / "cold") == (0, 3)
     assert len(_entries(made.root)) == 3
     assert _build(made.root, tmp_path / "warm") == (3, 0)
-    cold, warm = _tree(tmp_path / "cold"), _tree(tmp_path / "warm")
+    cold, warm = tree_bytes(tmp_path / "cold"), tree_bytes(tmp_path / "warm")
     assert any(p.startswith("zh/days/") for p in warm)
     assert warm == cold
     assert len(_entries(made.root)) == 3
@@ -71,7 +67,7 @@ def test_a_damaged_or_foreign_entry_is_rendered_again(made: Built, tmp_path: Pat
     at = raw.index(b'["t","') + len(b'["t","')
     third.write_bytes(raw[:at] + (b"X" if raw[at:at + 1] != b"X" else b"Y") + raw[at + 1:])
     assert _build(made.root, tmp_path / "again") == (0, 3)
-    assert _tree(tmp_path / "again") == _tree(tmp_path / "cold")
+    assert tree_bytes(tmp_path / "again") == tree_bytes(tmp_path / "cold")
     # Rendered again means written again: the next build reads all three.
     assert _build(made.root, tmp_path / "warm") == (3, 0)
 
@@ -89,7 +85,7 @@ def test_a_chronicles_own_translation_changes_the_pages(made: Built, tmp_path: P
         after = _entries(made.root)
         assert len(after) == 3 and not set(after) & set(before)
         assert _cold(made.root, tmp_path / "cold") == (0, 3)
-        assert _tree(tmp_path / "warm") == _tree(tmp_path / "cold")
+        assert tree_bytes(tmp_path / "warm") == tree_bytes(tmp_path / "cold")
     finally:
         shutil.rmtree(made.root / "locale")
 
@@ -105,7 +101,7 @@ def test_a_config_change_renders_every_page_again(made: Built, tmp_path: Path) -
         page = (tmp_path / "warm" / "zh" / "days" / f"{DAY}.html").read_text(encoding="utf-8")
         assert "https://example.org/moved/" in page
         assert _cold(made.root, tmp_path / "cold") == (0, 3)
-        assert _tree(tmp_path / "warm") == _tree(tmp_path / "cold")
+        assert tree_bytes(tmp_path / "warm") == tree_bytes(tmp_path / "cold")
     finally:
         yml.write_text(text, encoding="utf-8")
 
@@ -120,7 +116,7 @@ def test_a_new_day_is_rendered_and_older_ones_reused(tmp_path: Path) -> None:
     assert _build(later.root, tmp_path / "warm") == (1, 2)
     assert len(_entries(later.root)) == 3
     assert _cold(later.root, tmp_path / "cold") == (0, 3)
-    assert _tree(tmp_path / "warm") == _tree(tmp_path / "cold")
+    assert tree_bytes(tmp_path / "warm") == tree_bytes(tmp_path / "cold")
 
 
 def test_a_night_of_the_simulated_run_renders_only_what_changed(tmp_path: Path) -> None:
@@ -141,12 +137,12 @@ def test_a_night_of_the_simulated_run_renders_only_what_changed(tmp_path: Path) 
     assert [r.to_json() for r in made.store.load_runs()] != runs_before
     # Days 1-2 reused; day 3 gains its "next day" link; day 4 is new.
     assert _build(made.config.root, tmp_path / "s1") == (2, 2)
-    assert _tree(tmp_path / "s1") == _tree_cold(made.config.root, tmp_path / "cold")
+    assert tree_bytes(tmp_path / "s1") == _tree_cold(made.config.root, tmp_path / "cold")
 
 
 def _tree_cold(root: Path, site: Path) -> dict[str, bytes]:
     _cold(root, site)
-    return _tree(site)
+    return tree_bytes(site)
 
 
 def test_a_cache_that_cannot_be_written_still_builds(made: Built, tmp_path: Path) -> None:
@@ -155,7 +151,7 @@ def test_a_cache_that_cannot_be_written_still_builds(made: Built, tmp_path: Path
     cache_dir(made.root).write_text("not a folder")  # what a read-only disk amounts to
     try:
         assert _build(made.root, tmp_path / "again") == (0, 3)
-        assert _tree(tmp_path / "again") == _tree(tmp_path / "cold")
+        assert tree_bytes(tmp_path / "again") == tree_bytes(tmp_path / "cold")
     finally:
         cache_dir(made.root).unlink()
 

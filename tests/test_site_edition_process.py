@@ -14,7 +14,7 @@ from chronicle.executor import Executor
 from chronicle.site.build import build_site
 from chronicle.site.edition_process import EditionProcess
 from tests.support.processes import children
-from tests.support.site_factory import Built, make_chronicle
+from tests.support.site_factory import Built, make_chronicle, tree_bytes
 
 
 @pytest.fixture(scope="module")
@@ -28,10 +28,6 @@ def _started() -> set[int]:
     by the wandb client of an earlier test, lives as long as this process)."""
     return {p.pid for p in children()}
 
-
-def _tree(site: Path) -> dict[str, bytes]:
-    return {p.relative_to(site).as_posix(): p.read_bytes()
-            for p in sorted(site.rglob("*")) if p.is_file()}
 
 
 def _leftovers(folder: Path) -> list[str]:
@@ -50,8 +46,8 @@ def test_an_edition_built_beside_english_is_the_one_built_after_it(made: Built,
     # computes the verdicts it may find or make too.
     beside = build_site(config, tmp_path / "beside", seconds=took, cached=cached, beside=True)
     after = build_site(config, tmp_path / "after", beside=False)
-    assert _tree(beside) == _tree(after)
-    assert any(p.startswith("zh/days/") for p in _tree(beside))
+    assert tree_bytes(beside) == tree_bytes(after)
+    assert any(p.startswith("zh/days/") for p in tree_bytes(beside))
     assert set(took) == {"en", "zh"} and took["zh"] > 0
     # One build's entries, counted once: the verdicts both processes used are one entry.
     assert cached["verdicts made"] + cached["verdicts reused"] == 1, cached

@@ -20,7 +20,7 @@ from chronicle.site.build import build_site
 from chronicle.site.build_cache import cache_root
 from chronicle.site.engine_cache import FOLDER
 from chronicle.site.zensical import TREES
-from tests.support.site_factory import make_chronicle
+from tests.support.site_factory import make_chronicle, tree_bytes
 
 pytest.importorskip("zensical")
 MARKER = "planted-by-a-restored-cache"
@@ -37,10 +37,6 @@ def _build(config: RunConfig, site: Path, without: tuple[str, ...] = ()) -> dict
         build_site(config, site, cached=cached, executor=executor)
     return cached
 
-
-def _tree(site: Path) -> dict[str, bytes]:
-    return {p.relative_to(site).as_posix(): p.read_bytes()
-            for p in sorted(site.rglob("*")) if p.is_file()}
 
 
 def _engine_folder(config: RunConfig, code: str = "en") -> Path:
@@ -71,7 +67,7 @@ def test_a_second_build_starts_zensical_warm_with_the_same_bytes(tmp_path: Path)
     assert len(entries) == 2 and all(p.stat().st_size > 10_000 for p in entries)
     warm = _build(config, tmp_path / "warm")
     assert (warm["zensical reused"], warm["zensical made"]) == (2, 0), warm
-    assert _tree(tmp_path / "warm") == _tree(tmp_path / "cold")
+    assert tree_bytes(tmp_path / "warm") == tree_bytes(tmp_path / "cold")
     # Zensical's folder was filled from the entry: the same files it left there.
     assert len(list(_engine_folder(config, "zh").iterdir())) > 5
 
@@ -103,7 +99,7 @@ def test_only_a_valid_entry_fills_zensical_s_cache(tmp_path: Path) -> None:
     assert (cached["zensical reused"], cached["zensical made"]) == (0, 1), cached
     assert not [p for p in (tmp_path / "forged").rglob("*.html")
                 if MARKER in p.read_text("utf-8")]
-    assert _tree(tmp_path / "forged") == _tree(tmp_path / "site")
+    assert tree_bytes(tmp_path / "forged") == tree_bytes(tmp_path / "site")
 
 
 def test_a_link_in_place_of_zensical_s_cache_is_refused(tmp_path: Path) -> None:
@@ -129,4 +125,4 @@ def test_without_the_speed_up_zensical_starts_cold_and_nothing_is_kept(tmp_path:
     cached = _build(config, tmp_path / "cold", without=("engine-cache",))
     assert (cached["zensical reused"], cached["zensical made"]) == (0, 0), cached
     assert not list((cache_root(config.root) / "zensical").iterdir())  # pruned, none kept
-    assert _tree(tmp_path / "cold") == _tree(tmp_path / "warm")  # the folder was emptied
+    assert tree_bytes(tmp_path / "cold") == tree_bytes(tmp_path / "warm")  # the folder was emptied

@@ -186,6 +186,12 @@ def chronicle_build(root: Path, site: Path) -> Path:
     return site
 
 
+def tree_bytes(folder: Path) -> dict[str, bytes]:
+    """Return every file under `folder` (a built site): {path relative to it: bytes}."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
 def chronicle_build_output(root: Path, site: Path) -> str:
     """Run `chronicle build` in a subprocess; return what it printed on stdout."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "NO_MKDOCS_2_WARNING": "1",
