@@ -74,29 +74,33 @@ def test_a_second_build_starts_zensical_warm_with_the_same_bytes(tmp_path: Path)
 
 @pytest.mark.slow
 def test_only_a_valid_entry_fills_zensical_s_cache(tmp_path: Path) -> None:
-    config = _zensical(make_chronicle(tmp_path / "c", nights=2).root)
+    config = _zensical(make_chronicle(tmp_path / "c", nights=2, languages=("en", "zh")).root)
     _build(config, tmp_path / "site")
-    folder = _engine_folder(config)
+    folders = [_engine_folder(config, code) for code in ("en", "zh")]
     # The threat: Zensical serves whatever its cache folder holds. Poisoned in place and
-    # built by Zensical itself, the marker is on the pages.
-    assert _poison(folder) > 3
-    project = folder.parent
-    subprocess.run([sys.executable, "-c", "import zensical; zensical.build('mkdocs.yml', "
-                    "{'clean': False, 'strict': True})"], cwd=project, check=True,
-                   capture_output=True, env={**os.environ, "NO_COLOR": "1"})
-    assert any(MARKER in p.read_text("utf-8") for p in (project / "site").rglob("*.html"))
-    # A build empties the folder and fills it from the signed entry only.
-    _poison(folder)
+    # built by Zensical itself, the marker is on the pages, in either edition.
+    for folder in folders:
+        assert _poison(folder) > 3
+        project = folder.parent
+        subprocess.run([sys.executable, "-c", "import zensical; zensical.build('mkdocs.yml', "
+                        "{'clean': False, 'strict': True})"], cwd=project, check=True,
+                       capture_output=True, env={**os.environ, "NO_COLOR": "1"})
+        assert any(MARKER in p.read_text("utf-8") for p in (project / "site").rglob("*.html"))
+    # A build empties the folders and fills them from the signed entries only.
+    for folder in folders:
+        _poison(folder)
     _build(config, tmp_path / "again")
     assert not [p for p in (tmp_path / "again").rglob("*.html") if MARKER in p.read_text("utf-8")]
-    # A forged entry (the poisoned folder packed and re-signed under another secret, or
-    # the bytes changed under the real signature) is a miss: Zensical starts cold.
+    assert any(p.name == "index.html" for p in (tmp_path / "again" / "zh").iterdir())
+    # A forged entry (the bytes changed under the real signature) is a miss: Zensical
+    # starts cold, in both editions.
     for entry in (cache_root(config.root) / "zensical").iterdir():
         head, _, body = entry.read_bytes().partition(b"\n")
         entry.write_bytes(head + b"\n" + body.replace(b"<body", f"<body {MARKER}".encode(), 1))
-    _poison(folder)
+    for folder in folders:
+        _poison(folder)
     cached = _build(config, tmp_path / "forged")
-    assert (cached["zensical reused"], cached["zensical made"]) == (0, 1), cached
+    assert (cached["zensical reused"], cached["zensical made"]) == (0, 2), cached
     assert not [p for p in (tmp_path / "forged").rglob("*.html")
                 if MARKER in p.read_text("utf-8")]
     assert tree_bytes(tmp_path / "forged") == tree_bytes(tmp_path / "site")
