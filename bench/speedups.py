@@ -11,7 +11,10 @@ be at least 1.10. Rows, each command in its own process, alternating on and off:
   the one run where those charts changed;
 - engine-cache (Zensical's own cache kept signed in .cache/chronicle,
   site/engine_cache.py): the Zensical nightly (the same snapshot, then the build of both
-  editions with Zensical, in the folder its cache was made in).
+  editions with Zensical, in the folder its cache was made in);
+- markdown-cache and search-cache (mkdocs's per-page Markdown conversion and Material's
+  search entries kept signed, site/page_cache.py): the mkdocs nightly of both editions
+  (the same snapshot, then the build, in the folder its caches were made in).
 Three more were measured here and dropped (README "How it works"), each off/on on a
 quiet 2-core machine: the static files copied by a second process while mkdocs converts
 Markdown (1.01-1.02 on the English-only warm build), a sealed day's charts drawn by two
@@ -151,7 +154,7 @@ def main(argv: list[str]) -> None:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = args.work or Path(tmp_name)
         demo = tmp / "demo"
-        bases = ("night-base", "znight-base")
+        bases = ("night-base", "znight-base", "mnight-base")
         if not all((tmp / base / "chronicle.yml").is_file() for base in bases):
             if args.work:  # a run that stopped half-way through preparing it
                 shutil.rmtree(tmp, ignore_errors=True)
@@ -163,6 +166,8 @@ def main(argv: list[str]) -> None:
             shutil.rmtree(tmp / "night-base" / "site")
             built_where_it_runs(with_engine(tmp / "night-full", tmp / "znight", "zensical"),
                                 tmp / "znight-base")
+            built_where_it_runs(with_engine(tmp / "night-full", tmp / "mnight", "mkdocs"),
+                                tmp / "mnight-base")
         last = LAST_NIGHT.format(start=(DEMO_START + timedelta(days=days)).isoformat())
 
         def build(folder: Path) -> Callable[[str], float]:
@@ -182,6 +187,8 @@ def main(argv: list[str]) -> None:
             "beside": ("two editions, warm build", build(demo)),
             "background-svgs": ("nightly (snapshot + en build)", nightly("night")),
             "engine-cache": ("Zensical nightly, both editions", nightly("znight")),
+            "markdown-cache": ("mkdocs nightly, both editions", nightly("mnight")),
+            "search-cache": ("mkdocs nightly, both editions", nightly("mnight")),
         }
         for speedup in wanted:
             label, timed = rows[speedup]

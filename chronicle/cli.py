@@ -276,7 +276,9 @@ def _cache_use(cached: dict[str, int]) -> str:
                                       ("verdicts", "verdicts", "computed"),
                                       ("editions", "translated day pages", "rendered"),
                                       ("day_charts", "their charts", "drawn"),
-                                      ("zensical", "Zensical caches", "started cold"))
+                                      ("zensical", "Zensical caches", "started cold"),
+                                      ("pages", "Markdown conversions", "made"),
+                                      ("search", "search entries", "made"))
             if cached.get(f"{kind} reused", 0) + cached.get(f"{kind} made", 0)]
     return f" ({'; '.join(said)})" if said else ""
 

@@ -36,15 +36,16 @@ def _plugin(config: MkDocsConfig) -> ChroniclePlugin:
     plugin: ChroniclePlugin | None = getattr(config, _ATTR, None)
     if plugin is None:
         plugin = ChroniclePlugin()
-        plugin.on_config(config)
+        plugin.configure(config)
     return plugin
 
 
 @event_priority(100)  # before the rss plugin reads site_url
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
-    """Hook form of ChroniclePlugin.on_config (a new plugin instance per build)."""
+    """Hook form of ChroniclePlugin.configure (a new plugin instance per build; the search
+    cache is `chronicle build`'s, which runs the plugin)."""
     plugin = ChroniclePlugin()
-    config = plugin.on_config(config)
+    config = plugin.configure(config)
     setattr(config, _ATTR, plugin)
     return config
 

@@ -156,6 +156,14 @@ class BuildCache:
             write_atomic_at(fd, self._name(key), body)
             self.written += 1
 
+    def refuse(self, key: str) -> None:
+        """Count the entry just read under `key` as a miss: valid, but not for this build
+        (a kept page conversion whose links now resolve otherwise, site/page_cache.py)."""
+        if key not in self.missed_keys:
+            self.reused -= 1
+            self.missed += 1
+            self.missed_keys.add(key)
+
     def get_text(self, key: str) -> str | None:
         """Return the one text kept under `key` (see `put_text`), or None."""
         kept = self.get(key)
@@ -214,6 +222,8 @@ class Caches:
     threads: BuildCache  # thread pages (site/pages.py)
     verdicts: BuildCache  # the watchers' verdicts of every day (site/inputs.py)
     zensical: BuildCache  # Zensical's own cache of each edition's project (site/zensical.py)
+    pages: BuildCache  # mkdocs: pages' Markdown converted (site/page_cache.py)
+    search: BuildCache  # mkdocs: their search entries (site/page_cache.py)
 
     @classmethod
     def of(cls, root: Path) -> Caches:

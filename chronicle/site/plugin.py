@@ -44,6 +44,7 @@ from chronicle.site.editions import (
 )
 from chronicle.site.finish import finish_edition
 from chronicle.site.inputs import BuildInputs, load_inputs
+from chronicle.site.page_cache import keep_pages, keep_search
 from chronicle.site.pages import (
     SCRIPT,
     SECTIONS,
@@ -112,7 +113,7 @@ class ChroniclePlugin(BasePlugin):
         return self.run.site.languages if self.run is not None else (DEFAULT,)
 
     @event_priority(100)  # before the rss plugin reads site_url
-    def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
+    def configure(self, config: MkDocsConfig) -> MkDocsConfig:
         """Set site_url, name, author and copyright from chronicle.yml; pin the build date."""
         run = load_run_config(config)
         self._end_build()  # an earlier build of this instance that ended without a word
@@ -163,6 +164,18 @@ class ChroniclePlugin(BasePlugin):
             # chronicle's, whatever folder the build is started from.
             rss.config.cache_dir = str(run.root / cache_dir)
         return config
+
+    @event_priority(-100)  # after Material's search plugin has made its index
+    def _keep_search(self, config: MkDocsConfig) -> MkDocsConfig:
+        """Index through the search cache (site/page_cache.py), in `chronicle build`."""
+        caches = self.editions.caches if self.editions is not None else None
+        if caches is not None and self._executor is not None \
+                and self._executor.uses("search-cache"):
+            keep_search(config.plugins.get("search") or config.plugins.get("material/search"),
+                        caches.search, config)
+        return config
+
+    on_config = CombinedEvent(configure, _keep_search)
 
     def _end_build(self) -> None:
         """Undo what this build set up: its environment, its own executor."""
@@ -224,6 +237,10 @@ class ChroniclePlugin(BasePlugin):
             with FilesEditor(files, config, folder) as editor:
                 self.write_generated(editor)
             files = editor.files
+        caches = self.editions.caches if self.editions is not None else None
+        if caches is not None and self._executor is not None \
+                and self._executor.uses("markdown-cache"):
+            keep_pages(files, config, caches.pages, self.code)
         self._collect_drawing()
         return files
 
