@@ -7,6 +7,8 @@ build byte for byte the cold one, forged entries refused) are in test_site_build
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -155,3 +157,20 @@ def test_without_the_speed_ups_nothing_is_kept(tmp_path: Path) -> None:
         build_site(load_run_config(made.root), tmp_path / "site", executor=executor)
     for kind in ("pages", "search"):
         assert not list((cache_root(made.root) / kind).glob("*")), kind
+
+
+def test_the_key_does_not_depend_on_the_folder_a_command_starts_in(tmp_path: Path) -> None:
+    # `python -m` puts the working folder first on the path: a package's metadata there
+    # (a source checkout's *.egg-info) once made every conversion a miss.
+    _site(tmp_path / "site", {"a.md": DAY})
+    stray = tmp_path / "checkout"
+    (stray / "stray-1.0.dist-info").mkdir(parents=True)
+    (stray / "stray-1.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: stray\nVersion: 1.0\n", encoding="utf-8")
+    config = str(tmp_path / "site" / "mkdocs.yml")
+    script = ("from mkdocs.config import load_config;"
+              "from chronicle.site.page_cache import markdown_prefix;"
+              f"print(markdown_prefix(load_config(config_file={config!r}), 'en'))")
+    keys = {subprocess.run([sys.executable, "-c", script], cwd=cwd, capture_output=True,
+                           text=True, check=True).stdout for cwd in (tmp_path, stray)}
+    assert len(keys) == 1 and next(iter(keys)).startswith("pages:")

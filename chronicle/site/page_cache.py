@@ -54,24 +54,54 @@ _FORMAT = 1
 _PAGES_LOG = logging.getLogger("mkdocs.structure.pages")
 
 
+# What converts and indexes a page besides the extensions mkdocs.yml names (Material's
+# extensions and search plugin, the highlighter, jieba and the regex library search uses).
+_ENGINE = ("markdown", "mkdocs", "mkdocs-material", "pymdown-extensions", "pygments", "jieba",
+           "backrefs")
+
+
 @cache
-def _libraries() -> str:
-    """Return the sha256 of every installed distribution and its version (Markdown
-    extensions, Material, jieba, ...): another version may convert or index otherwise."""
-    names = sorted(f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions())
-    return hashlib.sha256("\n".join(names).encode()).hexdigest()
+def _owners() -> dict[str, list[str]]:
+    return dict(metadata.packages_distributions())
 
 
-def _named(value: object) -> str:
-    """Name a settings value JSON cannot write (a function given with !!python/name, a
-    slugify made with its options) by what it is, never its address: a repr with one
-    makes a key no later build matches (safe, but nothing is ever reused)."""
-    if isinstance(value, partial):
-        return json.dumps([_named(value.func), value.args, value.keywords],
-                          sort_keys=True, default=_named)
-    module = getattr(value, "__module__", type(value).__module__)
-    name = getattr(value, "__qualname__", None)
-    return f"{module}.{name}" if isinstance(name, str) else repr(value)
+def _versions(modules: set[str]) -> dict[str, str]:
+    """Return the version of each library that converts or indexes a page: the engine's,
+    and those providing the modules the settings name (an extension, a slugify): another
+    version may give other bytes. By name, as imports find them: never every distribution
+    on the path, which depends on the folder a command is started from."""
+    names = set(_ENGINE)
+    for module in modules:
+        names.update(_owners().get(module.split(".")[0], ()))
+    found = {}
+    for name in sorted(names):
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = "-"
+    return found
+
+
+def _settings_key(settings: dict[str, Any]) -> str:
+    """Return the sha256 of `settings` as JSON, and of the versions of the libraries whose
+    functions they hold (!!python/name in mkdocs.yml)."""
+    modules: set[str] = set()
+
+    def named(value: object) -> str:
+        """Name a value JSON cannot write (a function, a slugify made with its options) by
+        what it is, never its address: a repr with one makes a key no later build
+        matches (safe, but nothing is ever reused)."""
+        if isinstance(value, partial):
+            return json.dumps([named(value.func), value.args, value.keywords],
+                              sort_keys=True, default=named)
+        module = getattr(value, "__module__", type(value).__module__)
+        modules.add(str(module))
+        name = getattr(value, "__qualname__", None)
+        return f"{module}.{name}" if isinstance(name, str) else repr(value)
+
+    text = json.dumps(settings, sort_keys=True, default=named)
+    libraries = json.dumps(_versions(modules | set(settings.get("extensions", ()))))
+    return hashlib.sha256(f"{text}\n{libraries}".encode()).hexdigest()
 
 
 def _local_code(config: MkDocsConfig) -> dict[str, str]:
@@ -86,14 +116,13 @@ def markdown_prefix(config: MkDocsConfig, code: str) -> str:
     """Return what every page's conversion in this build depends on, as a key prefix."""
     settings = {
         "format": _FORMAT, "edition": code, "chronicle": code_fingerprint(),
-        "libraries": _libraries(), "local": _local_code(config),
+        "local": _local_code(config),
         "extensions": config.markdown_extensions, "mdx_configs": config.mdx_configs,
         "use_directory_urls": config.use_directory_urls,
         "links": {k: int(v) for k, v in dict(config.validation.links).items()},
         "links_to_anchors": _PAGES_LOG.getEffectiveLevel() > logging.DEBUG,
     }
-    return "pages:" + hashlib.sha256(json.dumps(
-        settings, sort_keys=True, default=_named).encode()).hexdigest()
+    return "pages:" + _settings_key(settings)
 
 
 def keep_pages(files: Files, config: MkDocsConfig, pages: BuildCache, code: str) -> int:
@@ -246,11 +275,9 @@ def keep_search(plugin: Any, search: BuildCache, config: MkDocsConfig) -> bool:
         path = settings.get(name)
         if path and Path(path).is_file():
             dictionaries[name] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    prefix = "search:" + hashlib.sha256(json.dumps({
-        "format": _FORMAT, "chronicle": code_fingerprint(), "libraries": _libraries(),
-        "settings": settings, "dictionaries": dictionaries,
-        "jieba": material_search.jieba is not None,
-    }, sort_keys=True, default=_named).encode()).hexdigest()
+    prefix = "search:" + _settings_key({
+        "format": _FORMAT, "chronicle": code_fingerprint(), "settings": settings,
+        "dictionaries": dictionaries, "jieba": material_search.jieba is not None})
     plugin.search_index = KeptSearchIndex(search, prefix, **settings)
     return True
 
