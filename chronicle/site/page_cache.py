@@ -132,19 +132,16 @@ def markdown_prefix(config: MkDocsConfig, code: str) -> str:
     return "pages:" + _settings_key(settings)
 
 
-def keep_pages(files: Files, config: MkDocsConfig, pages: BuildCache, code: str) -> int:
-    """Make each page outside the nav a KeptPage; return how many. mkdocs makes a page
+def keep_pages(files: Files, config: MkDocsConfig, pages: BuildCache, code: str) -> None:
+    """Make each page outside the nav a KeptPage. mkdocs makes a page
     no nav entry names with no title (`Page(None, file, config)`), as this does; a page
     the nav names gets its title there, so it is left to mkdocs."""
     set_exclusions(files, config)  # as mkdocs does after on_files: generated files' too
     named = {path.lstrip("/") for path in _nav_paths(config.nav)}
     prefix = markdown_prefix(config, code)
-    kept = 0
     for file in files.documentation_pages():
         if file.page is None and file.inclusion.is_not_in_nav() and file.src_uri not in named:
             KeptPage(file, config, pages, prefix)
-            kept += 1
-    return kept
 
 
 def _nav_paths(node: Any) -> Iterator[str]:
@@ -271,11 +268,11 @@ def _logging() -> Iterator[list[logging.LogRecord]]:
             logger.removeHandler(noted)
 
 
-def keep_search(plugin: Any, search: BuildCache, config: MkDocsConfig) -> bool:
+def keep_search(plugin: Any, search: BuildCache) -> None:
     """Make Material's search plugin index through the `search` cache (after its
-    on_config made its index); False when `plugin` is not Material's."""
+    on_config made its index); any other search plugin is left as it is."""
     if type(plugin) is not material_search.SearchPlugin:
-        return False
+        return
     settings = dict(plugin.config)
     dictionaries = {}
     for name in ("jieba_dict", "jieba_dict_user"):
@@ -286,7 +283,6 @@ def keep_search(plugin: Any, search: BuildCache, config: MkDocsConfig) -> bool:
         "format": _FORMAT, "chronicle": code_fingerprint(), "settings": settings,
         "dictionaries": dictionaries, "jieba": material_search.jieba is not None})
     plugin.search_index = KeptSearchIndex(search, prefix, **settings)
-    return True
 
 
 class KeptSearchIndex(material_search.SearchIndex):
