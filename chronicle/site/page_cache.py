@@ -133,9 +133,9 @@ def markdown_prefix(config: MkDocsConfig, code: str) -> str:
 
 
 def keep_pages(files: Files, config: MkDocsConfig, pages: BuildCache, code: str) -> None:
-    """Make each page outside the nav a KeptPage. mkdocs makes a page
-    no nav entry names with no title (`Page(None, file, config)`), as this does; a page
-    the nav names gets its title there, so it is left to mkdocs."""
+    """Make each page outside the nav a KeptPage. mkdocs makes a page no nav entry names
+    with no title (`Page(None, file, config)`), as this does; a page the nav names gets
+    its title there, so it is left to mkdocs."""
     set_exclusions(files, config)  # as mkdocs does after on_files: generated files' too
     named = {path.lstrip("/") for path in _nav_paths(config.nav)}
     prefix = markdown_prefix(config, code)
