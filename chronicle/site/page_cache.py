@@ -50,6 +50,7 @@ from mkdocs.structure.pages import Page
 from mkdocs.structure.toc import AnchorLink, get_toc
 
 from chronicle.site.build_cache import BuildCache, code_fingerprint, entry_key
+from chronicle.site.pages import nav_paths
 
 # Bump when what an entry holds changes.
 _FORMAT = 1
@@ -137,22 +138,11 @@ def keep_pages(files: Files, config: MkDocsConfig, pages: BuildCache, code: str)
     with no title (`Page(None, file, config)`), as this does; a page the nav names gets
     its title there, so it is left to mkdocs."""
     set_exclusions(files, config)  # as mkdocs does after on_files: generated files' too
-    named = {path.lstrip("/") for path in _nav_paths(config.nav)}
+    named = {path.lstrip("/") for path in nav_paths(config.nav)}
     prefix = markdown_prefix(config, code)
     for file in files.documentation_pages():
         if file.page is None and file.inclusion.is_not_in_nav() and file.src_uri not in named:
             KeptPage(file, config, pages, prefix)
-
-
-def _nav_paths(node: Any) -> Iterator[str]:
-    if isinstance(node, str):
-        yield node
-    elif isinstance(node, dict):
-        for value in node.values():
-            yield from _nav_paths(value)
-    elif isinstance(node, list):
-        for value in node:
-            yield from _nav_paths(value)
 
 
 class KeptPage(Page):

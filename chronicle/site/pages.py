@@ -127,17 +127,18 @@ def complete_nav(nav_now: list[Any] | None) -> list[Any]:
     """Return `nav_now` with every generated page it lacks appended (None: the whole nav)."""
     if nav_now is None:
         return nav()
-    present = _nav_paths(nav_now)
+    present = nav_paths(nav_now)
     return [*nav_now, *({s.title: s.path} for s in SECTIONS if s.path not in present)]
 
 
-def _nav_paths(node: Any) -> set[str]:
+def nav_paths(node: Any) -> set[str]:
+    """Return every path a mkdocs.yml `nav` (or a part of it) names, titles aside."""
     if isinstance(node, str):
         return {node}
     if isinstance(node, dict):
-        return set().union(*(_nav_paths(v) for v in node.values())) if node else set()
+        return set().union(*(nav_paths(v) for v in node.values())) if node else set()
     if isinstance(node, list):
-        return set().union(*(_nav_paths(v) for v in node)) if node else set()
+        return set().union(*(nav_paths(v) for v in node)) if node else set()
     return set()
 
 
