@@ -14,7 +14,9 @@ be at least 1.10. Rows, each command in its own process, alternating on and off:
   editions with Zensical, in the folder its cache was made in);
 - markdown-cache and search-cache (mkdocs's per-page Markdown conversion and Material's
   search entries kept signed, site/page_cache.py): the mkdocs nightly of both editions
-  (the same snapshot, then the build, in the folder its caches were made in).
+  (the same snapshot, then the build, in the folder its caches were made in);
+- scan-cache (Zensical's reference scan of each page kept signed,
+  chronicle/zensical_child.py): the Zensical nightly, as engine-cache.
 Three more were measured here and dropped (README "How it works"), each off/on on a
 quiet 2-core machine: the static files copied by a second process while mkdocs converts
 Markdown (1.01-1.02 on the English-only warm build), a sealed day's charts drawn by two
@@ -189,6 +191,7 @@ def main(argv: list[str]) -> None:
             "engine-cache": ("Zensical nightly, both editions", nightly("znight")),
             "markdown-cache": ("mkdocs nightly, both editions", nightly("mnight")),
             "search-cache": ("mkdocs nightly, both editions", nightly("mnight")),
+            "scan-cache": ("Zensical nightly, both editions", nightly("znight")),
         }
         for speedup in wanted:
             label, timed = rows[speedup]

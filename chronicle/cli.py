@@ -277,6 +277,7 @@ def _cache_use(cached: dict[str, int]) -> str:
                                       ("editions", "translated day pages", "rendered"),
                                       ("day_charts", "their charts", "drawn"),
                                       ("zensical", "Zensical caches", "started cold"),
+                                      ("scans", "Zensical link scans", "started empty"),
                                       ("pages", "Markdown conversions", "made"),
                                       ("search", "search entries", "made"))
             if cached.get(f"{kind} reused", 0) + cached.get(f"{kind} made", 0)]

@@ -222,6 +222,7 @@ class Caches:
     threads: BuildCache  # thread pages (site/pages.py)
     verdicts: BuildCache  # the watchers' verdicts of every day (site/inputs.py)
     zensical: BuildCache  # Zensical's own cache of each edition's project (site/zensical.py)
+    scans: BuildCache  # Zensical: its reference scan of each page (chronicle/zensical_child.py)
     pages: BuildCache  # mkdocs: pages' Markdown converted (site/page_cache.py)
     search: BuildCache  # mkdocs: their search entries (site/page_cache.py)
 

@@ -15,18 +15,20 @@ a signed entry of the build cache (site/engine_cache.py).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
 import time
-from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Any
 
+from chronicle import zensical_child
 from chronicle.errors import ChronicleError
 from chronicle.executor import Child, ChildGone, Executor
 from chronicle.render.i18n import DEFAULT, Language, edition_dir
 from chronicle.site import engine_cache
-from chronicle.site.build_cache import BuildCache, Caches
+from chronicle.site.build_cache import BuildCache, Caches, code_fingerprint, entry_key
 from chronicle.site.editions import EditionFiles
 from chronicle.site.finish import finish_edition
 from chronicle.site.inputs import BuildInputs
@@ -71,6 +73,12 @@ class EditionBuild:
             caches.zensical if caches is not None and executor.uses("engine-cache") else None)
         self._engine_key = engine_cache.cache_key(inputs, lang.code, self.tree.root,
                                                   zensical_version())
+        # Zensical's reference scan of each page, kept (chronicle/zensical_child.py).
+        self._scans: BuildCache | None = (
+            caches.scans if caches is not None and executor.uses("scan-cache") else None)
+        self._scans_key = entry_key(f"scans/{code_fingerprint()}", {
+            "edition": lang.code, "zensical": zensical_version(),
+            "for": zensical_child.ZENSICAL})
 
     def start(self) -> EditionBuild:
         started = time.perf_counter()
@@ -89,9 +97,11 @@ class EditionBuild:
                                  or not p.startswith("days/")},
                                 self.caches.svgs if self.caches is not None else None,
                                 self.executor)
+        kept = _kept_scans(self._scans, self._scans_key) if self._scans is not None else None
         self._child = self.executor.start(
-            _zensical_child, str(self.tree.config_file), str(self.tree.root / LOG_NAME),
-            name=f"zensical build ({code})", env={"SOURCE_DATE_EPOCH": _epoch(self.inputs)})
+            zensical_child.build, str(self.tree.config_file), str(self.tree.root / LOG_NAME),
+            kept, name=f"zensical build ({code})",
+            env={"SOURCE_DATE_EPOCH": _epoch(self.inputs)})
         self.seconds += time.perf_counter() - started
         return self
 
@@ -102,7 +112,9 @@ class EditionBuild:
         assert self._child is not None and self._drawing is not None, "start first"
         # Without render workers the charts are drawn here, now: while Zensical builds.
         self._drawing.svgs()
-        _wait(self._child, self.tree)
+        scans = _wait(self._child, self.tree, self._scans is not None)
+        if self._scans is not None and isinstance(scans, dict):
+            self._scans.put_text(self._scans_key, json.dumps(scans, separators=(",", ":")))
         if self._engine_cache is not None:
             engine_cache.keep(self.tree.root, self._engine_cache, self._engine_key)
         site_dir = self.site_dir
@@ -139,6 +151,17 @@ def build_editions(inputs: BuildInputs, langs: list[Language], staging: Path,
     return took
 
 
+def _kept_scans(cache: BuildCache, key: str) -> zensical_child.Scans:
+    """Return the reference scans kept under `key` (none: an empty memo, every page is
+    scanned and the scans are kept after the build)."""
+    text = cache.get_text(key)
+    with contextlib.suppress(ValueError):
+        kept = json.loads(text) if text is not None else {}
+        if isinstance(kept, dict):
+            return kept
+    return {}
+
+
 def _in_edition_folder(rel: str, inputs: BuildInputs) -> bool:
     return any(rel.startswith(f"{code}/") for code in inputs.config.site.languages[1:])
 
@@ -148,12 +171,14 @@ def _epoch(inputs: BuildInputs) -> str:
     return str(int(latest.taken_at.timestamp())) if latest else "0"
 
 
-def _wait(child: Child, tree: EditionTree) -> None:
+def _wait(child: Child, tree: EditionTree, scans: bool) -> Any:
     """Wait for a `zensical build --strict` child; raise ChronicleError, quoting Zensical's
-    last lines, when it failed."""
+    last lines, when it failed. `scans`: the child was given the kept reference scans, and
+    answers this build's after "done" (returned)."""
     log = tree.root / LOG_NAME
     try:
         outcome = child.recv()
+        made = child.recv() if scans and outcome == "done" else None
     except ChildGone as err:
         raise ChronicleError(f"{tree.config_file}: the Zensical build ended without a word "
                              f"({err}){_tail(log)}") from err
@@ -162,6 +187,7 @@ def _wait(child: Child, tree: EditionTree) -> None:
     if outcome != "done":
         raise ChronicleError(f"{tree.config_file}: the Zensical build failed ({outcome})"
                              f"{_tail(log)}; the sources are in {tree.docs}")
+    return made
 
 
 def _tail(log: Path) -> str:
@@ -171,21 +197,6 @@ def _tail(log: Path) -> str:
         if lines:
             return "; Zensical said:\n  " + "\n  ".join(lines[-_LOG_LINES:])
     return ""
-
-
-def _zensical_child(conn: Connection, config_file: str, log: str) -> None:
-    """In the child: build with Zensical, its output into `log`; answer "done" or why not."""
-    with open(log, "wb") as out:
-        os.dup2(out.fileno(), 1)
-        os.dup2(out.fileno(), 2)
-    try:
-        import zensical
-
-        zensical.build(config_file, {"clean": False, "strict": True})
-    except BaseException as err:  # anything Zensical raises is its answer
-        conn.send(f"{type(err).__name__}: {err}".strip())
-        return
-    conn.send("done")
 
 
 def clear_trees(root: Path) -> None:
