@@ -6,9 +6,6 @@ its row (issue #24): its row's median without it, divided by its median with it,
 be at least 1.10. Rows, each command in its own process, alternating on and off:
 - beside (a translated edition built in a second process while English builds): the
   two-edition build of the demo, warm (its .cache/chronicle as a nightly restores it);
-- background-svgs (a build's run-wide charts drawn in a worker while mkdocs converts
-  Markdown): the nightly (one snapshot sealing the last day, then the English build),
-  the one run where those charts changed;
 - engine-cache (Zensical's own cache kept signed in .cache/chronicle,
   site/engine_cache.py): the Zensical nightly (the same snapshot, then the build of both
   editions with Zensical, in the folder its cache was made in);
@@ -17,11 +14,14 @@ be at least 1.10. Rows, each command in its own process, alternating on and off:
   (the same snapshot, then the build, in the folder its caches were made in);
 - scan-cache (Zensical's reference scan of each page kept signed,
   chronicle/zensical_child.py): the Zensical nightly, as engine-cache.
-Three more were measured here and dropped (README "How it works"), each off/on on a
+Four more were measured here and dropped (README "How it works"), each off/on on a
 quiet 2-core machine: the static files copied by a second process while mkdocs converts
 Markdown (1.01-1.02 on the English-only warm build), a sealed day's charts drawn by two
-workers while its figures are computed (1.07-1.08 on the 100-day demo), and those
-workers started while a snapshot fetches its sources (0.98-1.06 on the nightly).
+workers while its figures are computed (1.07-1.08 on the 100-day demo), those workers
+started while a snapshot fetches its sources (0.98-1.06 on the nightly), and a build's
+run-wide charts drawn in a worker while mkdocs converts Markdown (`background-svgs`:
+1.07 on the nightly, one snapshot then the English build, once mkdocs's per-page work
+was kept).
 
     python -m bench.speedups [DAYS] [--only NAME ...] [--rounds N] [--wait-load L]
 
@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
-from bench.__main__ import LAST_NIGHT, ROUNDS, english_only, partial_demo, python, run
+from bench.__main__ import LAST_NIGHT, ROUNDS, partial_demo, python, run
 from bench.engines import built_where_it_runs, with_engine
 
 THRESHOLD = 1.10  # off / on: a speed-up must save at least 10% of its row
@@ -156,16 +156,13 @@ def main(argv: list[str]) -> None:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = args.work or Path(tmp_name)
         demo = tmp / "demo"
-        bases = ("night-base", "znight-base", "mnight-base")
+        bases = ("znight-base", "mnight-base")
         if not all((tmp / base / "chronicle.yml").is_file() for base in bases):
             if args.work:  # a run that stopped half-way through preparing it
                 shutil.rmtree(tmp, ignore_errors=True)
             run(python("from pathlib import Path; from chronicle.demo import run_demo;"
                        f"run_demo(Path({str(demo)!r}), {days}, echo=lambda s: None)"))
             partial_demo(tmp / "night-full", days)
-            english_only(tmp / "night-full", tmp / "night-base")
-            run(_one("build", str(tmp / "night-base"), ""))
-            shutil.rmtree(tmp / "night-base" / "site")
             built_where_it_runs(with_engine(tmp / "night-full", tmp / "znight", "zensical"),
                                 tmp / "znight-base")
             built_where_it_runs(with_engine(tmp / "night-full", tmp / "mnight", "mkdocs"),
@@ -187,7 +184,6 @@ def main(argv: list[str]) -> None:
 
         rows: dict[str, tuple[str, Callable[[str], float]]] = {
             "beside": ("two editions, warm build", build(demo)),
-            "background-svgs": ("nightly (snapshot + en build)", nightly("night")),
             "engine-cache": ("Zensical nightly, both editions", nightly("znight")),
             "markdown-cache": ("mkdocs nightly, both editions", nightly("mnight")),
             "search-cache": ("mkdocs nightly, both editions", nightly("mnight")),

@@ -14,7 +14,6 @@ from chronicle.render.svg import (
     render_statics,
     render_svg,
     render_svgs,
-    start_svgs,
 )
 from chronicle.store import rows_to_table
 from tests.support.config import make_config
@@ -105,9 +104,8 @@ def test_a_build_draws_in_workers_until_it_stops_them() -> None:
         assert drawn == {"d": render_svg({**SPEC, "width": 97})}
         executor.stop_render_workers()
         assert not (_workers() & first)
-        pending = start_svgs({"e": {**SPEC, "width": 96}}, executor)
-        assert pending.result() == ({"e": render_svg({**SPEC, "width": 96})}, {})
-        assert pending.ready()
+        again = render_svgs({"e": {**SPEC, "width": 96}}, executor, build_workers(executor))
+        assert again == {"e": render_svg({**SPEC, "width": 96})}
         assert len(_workers() - before - first) == 1
     assert _workers() == before  # closing the executor ends them
     assert build_workers(Executor(cores=1)) == 1 and build_workers(Executor(cores=4)) == 3

@@ -112,10 +112,6 @@ class Pending:
     png: Collection[str]
     futures: dict[str, Future[tuple[str, bytes | None]]]
 
-    def ready(self) -> bool:
-        """Return whether every drawing is done (`result` would not wait for a worker)."""
-        return all(f.done() for f in self.futures.values())
-
     def result(self) -> Statics:
         """Wait for the drawings; return ({name: SVG}, {name: PNG}), keyed like the charts."""
         names = list(self.charts)
@@ -158,15 +154,3 @@ def render_svgs(charts: dict[str, dict[str, Any]], executor: Executor | None = N
                 workers: int | None = None) -> dict[str, str]:
     """Return the static SVG of each chart, keyed like `charts`."""
     return render_statics(charts, executor=executor, workers=workers)[0]
-
-
-def start_svgs(charts: Mapping[str, dict[str, Any]],
-               executor: Executor | None = None) -> Pending:
-    """Start drawing the static SVG of each chart in the background (a build's run-wide
-    charts, while mkdocs converts Markdown: `background-svgs`); `result` waits for them.
-
-    The executor's render workers draw them (`build_workers`: one core is left to the
-    caller); without the speed-up they are drawn in this process when `result` is asked.
-    """
-    on = executor is not None and executor.uses("background-svgs")
-    return start_statics(charts, (), executor, build_workers(executor) if on else 0)

@@ -205,8 +205,8 @@ class ChroniclePlugin(BasePlugin):
         # (mkdocs's `site_dir` was emptied before on_files): a long run's are never all held.
         generated = edition_sources(self.inputs, self.lang, caches, self._executor,
                                     Path(config.site_dir))
-        # The charts are drawn in the background while mkdocs converts the pages (a
-        # translated edition's day charts came drawn).
+        # The charts are drawn before mkdocs converts the pages (a translated edition's
+        # day charts came drawn).
         self._drawing = Drawing({p: c for p, c in generated.items() if self.code == DEFAULT
                                  or not p.startswith("days/")}, svgs, self._executor)
         self._generated, self._written = generated, False
@@ -232,8 +232,7 @@ class ChroniclePlugin(BasePlugin):
     @event_priority(-50)  # after mkdocs-gen-files
     def _write_unless_written(self, files: Files, *, config: MkDocsConfig) -> Files:
         """Write the sources with an editor of the plugin's own when no gen_pages.py did
-        (a mkdocs.yml from before mkdocs-gen-files: README "Engines"); stop the render
-        workers if the charts are drawn already."""
+        (a mkdocs.yml from before mkdocs-gen-files: README "Engines"); draw the charts."""
         if not self._written:
             if self.code == DEFAULT:
                 log.info("mkdocs.yml runs no gen_pages.py under the gen-files plugin: the "
@@ -247,17 +246,15 @@ class ChroniclePlugin(BasePlugin):
         caches = self._caches_for("markdown-cache")
         if caches is not None:
             keep_pages(files, config, caches.pages, self.code)
-        self._collect_drawing()
+        self._draw()
         return files
 
     on_files = CombinedEvent(_render_sources, _write_unless_written)
 
-    def _collect_drawing(self, wait: bool = False) -> None:
-        """Once this build's charts are drawn (`wait`: wait for them), stop its render
-        workers: their memory goes back while mkdocs still converts the pages, not at
-        the build's end, where its memory peaks (a later drawing starts its own)."""
-        if self._drawing is not None and not (wait or self._drawing.ready()):
-            return
+    def _draw(self) -> None:
+        """Draw this build's charts, then stop its render workers: their memory goes back
+        before mkdocs converts the pages, not at the build's end, where its memory peaks
+        (a later drawing starts its own)."""
         if self._drawing is not None:
             self._drawing.svgs()
         if self._executor is not None:
@@ -290,15 +287,13 @@ class ChroniclePlugin(BasePlugin):
         return context
 
     def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str:
-        """Note each page this build wrote (the sitemaps of the language switch); stop
-        the render workers once the charts are drawn."""
+        """Note each page this build wrote (the sitemaps of the language switch)."""
         self.pages.append(page.file.dest_uri)
-        self._collect_drawing()
         return output
 
     def _write_svgs(self, site_dir: Path) -> None:
-        """Write the static SVG of every generated chart (drawn beside the pages)."""
-        self._collect_drawing(wait=True)
+        """Write the static SVG of every generated chart (drawn before the pages)."""
+        self._draw()
         if self._drawing is not None:
             self._drawing.write(site_dir)
         self._drawing = None

@@ -30,7 +30,7 @@ from typing import Any
 
 from chronicle.executor import Executor
 from chronicle.render.embed import SPEC_SUFFIX
-from chronicle.render.svg import build_workers, render_svgs, start_svgs
+from chronicle.render.svg import build_workers, render_svgs
 from chronicle.render.vega import VEGA_LITE
 from chronicle.site.build_cache import FORMAT, BuildCache, code_fingerprint, entry_key
 
@@ -68,11 +68,15 @@ def svg_key(spec_text: str) -> str:
 
 
 class Drawing:
-    """The SVGs of one build, drawn in the background and written after the pages.
+    """The SVGs of one build's charts, drawn when first asked for, written after the pages.
 
     With a `cache`, the SVGs an earlier build drew from the same specs are read instead,
     and only the others are drawn (`drawn` says how many: 0 starts no worker), by the
-    `executor`'s render workers (in this process without one, when they are waited for).
+    `executor`'s render workers (`build_workers`; in this process without an executor),
+    which the caller stops once they are drawn: vl-convert's runtime (~190 MB a worker)
+    goes back before the build's memory peaks. Not beside the build's own work: drawing
+    them in the background while mkdocs converted the pages (`background-svgs`) fell under
+    the 10% a process must earn (README "How it works").
     """
 
     def __init__(self, files: Mapping[str, object], cache: BuildCache | None = None,
@@ -87,19 +91,16 @@ class Drawing:
                 kept = cache.get_text(key)
                 if kept is not None:
                     self._kept[path] = kept
-        todo = {p: json.loads(t) for p, t in texts.items() if p not in self._kept}
-        self.drawn = len(todo)
-        self._pending = start_svgs(todo, executor)
+        self._todo = {p: json.loads(t) for p, t in texts.items() if p not in self._kept}
+        self.drawn = len(self._todo)
+        self._executor = executor
         self._svgs: dict[str, str] | None = None
 
-    def ready(self) -> bool:
-        """Return whether the drawings are done (`svgs` would not wait)."""
-        return self._svgs is not None or self._pending.ready()
-
     def svgs(self) -> dict[str, str]:
-        """Wait for the drawings; return {path of the SVG: its text}."""
+        """Draw what was not kept (the first time); return {path of the SVG: its text}."""
         if self._svgs is None:
-            drawn = self._pending.result()[0]
+            drawn = (render_svgs(self._todo, self._executor, build_workers(self._executor))
+                     if self._todo else {})
             if self._cache is not None:
                 for path, svg in drawn.items():
                     self._cache.put_text(self._keys[path], svg)
@@ -108,7 +109,7 @@ class Drawing:
         return self._svgs
 
     def write(self, site_dir: Path) -> int:
-        """Wait for the drawings, write them under `site_dir`; return how many."""
+        """Write the SVGs under `site_dir` (drawn now if they were not); return how many."""
         svgs = self.svgs()
         for path, svg in svgs.items():
             target = site_dir / path

@@ -54,10 +54,10 @@ def zensical_version() -> str | None:
 
 class EditionBuild:
     """One edition's Zensical build, in two halves: `start` writes its project and starts
-    Zensical in a child process (and the charts' SVGs drawing in the render workers);
-    `finish` waits for both and completes the edition in `site_dir`. Between the two, the
-    command may prepare the next edition (a translated edition is written while English
-    builds: the executor's `beside` speed-up)."""
+    Zensical in a child process; `finish` draws the charts' SVGs while Zensical builds,
+    waits for it and completes the edition in `site_dir`. Between the two, the command
+    may prepare the next edition (a translated edition is written while English builds:
+    the executor's `beside` speed-up)."""
 
     def __init__(self, inputs: BuildInputs, lang: Language, site_dir: Path,
                  caches: Caches | None, executor: Executor) -> None:
@@ -91,8 +91,8 @@ class EditionBuild:
         self._sources = write_edition(self.inputs, self.lang, self.tree, self.caches,
                                       self.executor, zensical=True)
         engine_cache.restore(self.tree.root, self._engine_cache, self._engine_key)
-        # The charts' SVGs are drawn while Zensical builds the pages (a translated
-        # edition's day charts came drawn into the tree).
+        # The charts' SVGs are drawn in `finish`, while Zensical builds the pages in its
+        # child (a translated edition's day charts came drawn into the tree).
         self._drawing = Drawing({p: c for p, c in self._sources.items() if code == DEFAULT
                                  or not p.startswith("days/")},
                                 self.caches.svgs if self.caches is not None else None,
@@ -110,8 +110,7 @@ class EditionBuild:
         not exist or be empty) and run the post-build step; return the edition's seconds."""
         started = time.perf_counter()
         assert self._child is not None and self._drawing is not None, "start first"
-        # Without render workers the charts are drawn here, now: while Zensical builds.
-        self._drawing.svgs()
+        self._drawing.svgs()  # while Zensical builds
         scans = _wait(self._child, self.tree, self._scans is not None)
         if self._scans is not None and isinstance(scans, dict):
             self._scans.put_text(self._scans_key, json.dumps(scans, separators=(",", ":")))
