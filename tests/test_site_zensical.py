@@ -343,3 +343,22 @@ def test_a_site_title_with_markup_shows_as_typed_in_zensical(tmp_path: Path) -> 
     assert html.count(typed) >= 3
     assert "<b>run</b>" not in html
     assert 'content="zensical-' in html  # the generator named is the one that built it
+
+
+def test_a_zensical_build_imports_none_of_mkdocs(tmp_path: Path) -> None:
+    # mkdocs, Material and jieba (~0.25 s of a build's start) are the other engine's: a
+    # Zensical build, English and Chinese, loads none of them, in any of its processes.
+    built = make_chronicle(tmp_path / "c", nights=1, languages=("en", "zh"))
+    yml = built.root / "chronicle.yml"
+    yml.write_text(yml.read_text(encoding="utf-8").replace(
+        "site:\n", "site:\n  engine: zensical\n"), encoding="utf-8")
+    code = ("import sys; from chronicle.cli import entry;\n"
+            "try: entry()\n"
+            "finally: print('MODULES', *sorted({m.split('.')[0] for m in sys.modules}))")
+    run = subprocess.run([sys.executable, "-c", code, "build", "--dir", str(built.root)],
+                         capture_output=True, text=True, cwd=REPO)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "with zensical" in run.stdout
+    loaded = set(run.stdout.split("MODULES", 1)[1].split())
+    assert {"altair", "zensical"} <= loaded  # what it does use: the check can see them
+    assert not {"mkdocs", "material", "jieba", "mkdocs_gen_files"} & loaded

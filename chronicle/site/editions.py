@@ -23,10 +23,9 @@ import logging
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from markupsafe import escape
-from mkdocs.config.defaults import MkDocsConfig
 from pymdownx.slugs import slugify
 
 from chronicle.analysis.day_model import DaySummary
@@ -41,6 +40,9 @@ from chronicle.site.build_cache import Caches, entry_key
 from chronicle.site.citable import day_sections, edition_url
 from chronicle.site.edition_cache import LOCALE_FOLDER, edition_key
 from chronicle.site.inputs import BuildInputs
+
+if TYPE_CHECKING:  # a Zensical build imports this module, and none of mkdocs
+    from mkdocs.config.defaults import MkDocsConfig
 
 __all__ = ["LOCALE_FOLDER", "Editions", "alternates", "edition_days", "edition_files",
            "folder_sitemaps", "localize_config", "translate_nav", "twins"]
