@@ -9,7 +9,8 @@ project's config, and only changed files are written again), built there by `zen
 build --strict` in a child process of the command's executor (it dies with the command),
 moved into the staging folder, and finished by the same post-build step as an mkdocs
 build (site/finish.py). Zensical's own cache in each project is filled from, and kept as,
-a signed entry of the build cache (site/engine_cache.py).
+a signed entry of the build cache (site/engine_cache.py); so is its reference scan of each
+page (`scans`, answered in the child: chronicle/zensical_child.py).
 """
 
 from __future__ import annotations
