@@ -362,3 +362,14 @@ def test_a_zensical_build_imports_none_of_mkdocs(tmp_path: Path) -> None:
     loaded = set(run.stdout.split("MODULES", 1)[1].split())
     assert {"altair", "zensical"} <= loaded  # what it does use: the check can see them
     assert not {"mkdocs", "material", "jieba", "mkdocs_gen_files"} & loaded
+
+
+def test_a_child_gone_after_done_is_a_finished_build_whose_scans_are_not_kept(
+        tmp_path: Path) -> None:
+    from chronicle.site.tree import EditionTree
+    from chronicle.site.zensical import _wait
+    from tests.support.processes import done_then_gone
+
+    with Executor() as executor:
+        child = executor.start(done_then_gone, name="zensical build (en)")
+        assert _wait(child, EditionTree("en", tmp_path), scans=True) is None

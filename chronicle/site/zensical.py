@@ -174,11 +174,15 @@ def _epoch(inputs: BuildInputs) -> str:
 def _wait(child: Child, tree: EditionTree, scans: bool) -> Any:
     """Wait for a `zensical build --strict` child; raise ChronicleError, quoting Zensical's
     last lines, when it failed. `scans`: the child was given the kept reference scans, and
-    answers this build's after "done" (returned)."""
+    answers this build's after "done" (returned; None if it ended before: the build is
+    done, its scans are only not kept)."""
     log = tree.root / LOG_NAME
+    made = None
     try:
         outcome = child.recv()
-        made = child.recv() if scans and outcome == "done" else None
+        if scans and outcome == "done":
+            with contextlib.suppress(ChildGone):
+                made = child.recv()
     except ChildGone as err:
         raise ChronicleError(f"{tree.config_file}: the Zensical build ended without a word "
                              f"({err}){_tail(log)}") from err

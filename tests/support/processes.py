@@ -70,3 +70,9 @@ def sleep_in_child(conn: Connection) -> None:
     """A child of an Executor that does nothing for ten minutes (chronicle/executor.py
     `Executor.start`): what ends it sooner is its parent's end, or the executor's."""
     time.sleep(600)
+
+
+def done_then_gone(conn: Connection) -> None:
+    """A Zensical build's child that says "done" and ends before it sends the scans it
+    was given (site/zensical.py `_wait`): killed, or out of memory, at that moment."""
+    conn.send("done")
