@@ -69,21 +69,21 @@ class EditionBuild:
         self._child: Child | None = None
         self._drawing: Drawing | None = None
         self._sources: EditionFiles = {}
+        self._version = zensical_version()
         # Zensical's cache of the project: restored from and kept in .cache/chronicle.
         self._engine_cache: BuildCache | None = (
             caches.zensical if caches is not None and executor.uses("engine-cache") else None)
         self._engine_key = engine_cache.cache_key(inputs, lang.code, self.tree.root,
-                                                  zensical_version())
+                                                  self._version)
         # Zensical's reference scan of each page, kept (chronicle/zensical_child.py).
         self._scans: BuildCache | None = (
             caches.scans if caches is not None and executor.uses("scan-cache") else None)
         self._scans_key = entry_key(f"scans/{code_fingerprint()}", {
-            "edition": lang.code, "zensical": zensical_version(),
-            "for": zensical_child.ZENSICAL})
+            "edition": lang.code, "zensical": self._version})
 
     def start(self) -> EditionBuild:
         started = time.perf_counter()
-        if zensical_version() is None:
+        if self._version is None:
             raise ChronicleError(
                 "chronicle.yml: site.engine is zensical, but Zensical is not installed; "
                 "`pip install zensical==0.0.73` (README \"Engines\"), or set site.engine: "
@@ -98,7 +98,10 @@ class EditionBuild:
                                  or not p.startswith("days/")},
                                 self.caches.svgs if self.caches is not None else None,
                                 self.executor)
-        kept = _kept_scans(self._scans, self._scans_key) if self._scans is not None else None
+        kept: zensical_child.Scans | None = None
+        if self._scans is not None:  # none kept yet: every page is scanned, then kept
+            kept = self._scans.value(self._scans_key, dict)
+            kept = kept if isinstance(kept, dict) else {}
         self._child = self.executor.start(
             zensical_child.build, str(self.tree.config_file), str(self.tree.root / LOG_NAME),
             kept, name=f"zensical build ({code})",
@@ -149,17 +152,6 @@ def build_editions(inputs: BuildInputs, langs: list[Language], staging: Path,
             took[build.lang.code] = build.start().finish()
     executor.stop_render_workers()
     return took
-
-
-def _kept_scans(cache: BuildCache, key: str) -> zensical_child.Scans:
-    """Return the reference scans kept under `key` (none: an empty memo, every page is
-    scanned and the scans are kept after the build)."""
-    text = cache.get_text(key)
-    with contextlib.suppress(ValueError):
-        kept = json.loads(text) if text is not None else {}
-        if isinstance(kept, dict):
-            return kept
-    return {}
 
 
 def _in_edition_folder(rel: str, inputs: BuildInputs) -> bool:
