@@ -28,6 +28,7 @@ from chronicle.render.charts import Axis, Event, Options, Span, line_chart
 from chronicle.render.day_charts import day_charts
 from chronicle.render.i18n import ENGLISH, language
 from chronicle.render.panels import health_heatmap, regime_chart, residual_chart, risk_timeline
+from chronicle.render import vega
 from chronicle.render.vega import SCHEMA, no_data
 from chronicle.site.inputs import load_inputs
 from chronicle.site.pages import site_files
@@ -72,11 +73,11 @@ def chronicle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return simulated_chronicle(tmp_path_factory.mktemp("schema"), NIGHTS, START).config.root
 
 
-def test_every_published_spec_is_valid_vega_lite(chronicle: Path) -> None:
+def _built_specs(chronicle: Path) -> dict[str, dict[str, Any]]:
+    """Every spec a build of `chronicle` makes: run-wide and day charts, both languages."""
     config = load_config(chronicle)
-    sealed = sorted(config.docs_dir.glob("days/*/*.vl.json"))
-    specs = {str(p.relative_to(config.docs_dir)): json.loads(p.read_text()) for p in sealed}
     inputs = load_inputs(config)
+    specs: dict[str, dict[str, Any]] = {}
     for lang in (ENGLISH, ZH):
         built = site_files(inputs, lang, bundle=False)
         specs |= {f"{lang.code}/{path}": json.loads(text) for path, text in built.items()
@@ -86,6 +87,14 @@ def test_every_published_spec_is_valid_vega_lite(chronicle: Path) -> None:
             charts = day_charts(date.fromisoformat(day["date"]), inputs.series,
                                 inputs.failures, config, lang)
             specs |= {f"{lang.code}/days/{day['date']}/{k}": s for k, s in charts.items()}
+    return specs
+
+
+def test_every_published_spec_is_valid_vega_lite(chronicle: Path) -> None:
+    config = load_config(chronicle)
+    sealed = sorted(config.docs_dir.glob("days/*/*.vl.json"))
+    specs = {str(p.relative_to(config.docs_dir)): json.loads(p.read_text()) for p in sealed}
+    specs |= _built_specs(chronicle)
     kinds = {path.rsplit("/", 1)[-1] for path in specs}
     # Day charts, the signals' panels and pages, the run-wide charts, the health matrix.
     assert {"loss.vl.json", "prediction.vl.json", "dropping.vl.json", "risks.vl.json",
@@ -102,6 +111,27 @@ def test_every_published_spec_is_valid_vega_lite(chronicle: Path) -> None:
             data = layer.get("data") or spec.get("data") or {}
             assert "values" not in data, path
             assert data.get("name") in spec.get("datasets", {}), (path, data)
+
+
+def test_layers_handed_over_give_the_bytes_of_altairs_own_copies(
+        chronicle: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `layered` hands its layers to alt.LayerChart without the two deep copies Altair's
+    # constructor makes of each (render/vega.py `_HandedOver`); every spec of the site
+    # must be what Altair's own copies give, byte for byte (sealed specs are compared so
+    # by `verify --recompute`).
+    handed = {path: json.dumps(spec) for path, spec in _built_specs(chronicle).items()}
+
+    def deep_copied(layers: list[alt.Chart], title: str, description: str, lang: Any,
+                    subtitle: str | None = None, height: int = 260,
+                    **extra: Any) -> alt.LayerChart:
+        return alt.LayerChart(layer=list(layers), **vega.top_level(
+            title, description, lang, subtitle, height), **extra)
+
+    monkeypatch.setattr(vega, "layered", deep_copied)
+    copied = {path: json.dumps(spec) for path, spec in _built_specs(chronicle).items()}
+    assert len(handed) > 4 * NIGHTS * 2
+    assert [p for p in handed if handed[p] != copied.get(p)] == []
+    assert handed.keys() == copied.keys()
 
 
 def _series(n: int) -> tuple[np.ndarray, np.ndarray]:

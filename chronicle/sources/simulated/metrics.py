@@ -9,6 +9,7 @@ run: loss ~11.8 falling fast, ~19 s/step, MFU ~21% (percent), drop fraction ~10%
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from datetime import UTC, datetime, time
@@ -71,8 +72,9 @@ EVAL_KEYS = ("eval_dropless/paloma/macro_loss", "eval/paloma/macro_loss")
 def _elementwise(fn: Any) -> Any:
     def apply(x: Any, *args: float) -> npt.NDArray[np.float64]:
         a = np.asarray(x, dtype=float)
-        out = [fn(v, *args) for v in a.ravel().tolist()]
-        return np.array(out, dtype=float).reshape(a.shape)
+        # map, not a comprehension: the loop runs in C (half the time of making the run).
+        out = map(fn, a.ravel().tolist(), *(itertools.repeat(arg) for arg in args))
+        return np.fromiter(out, dtype=float, count=a.size).reshape(a.shape)
     return apply
 
 
