@@ -29,12 +29,13 @@ from bench.__main__ import (
     python,
     row,
     run,
+    set_aside,
 )
 
 
 def with_engine(source: Path, target: Path, engine: str) -> Path:
     """Copy a chronicle (not its site or caches) set to build with `engine`."""
-    shutil.rmtree(target, ignore_errors=True)
+    set_aside(target)
     shutil.copytree(source, target, ignore=shutil.ignore_patterns("site", ".cache"))
     config = target / "chronicle.yml"
     text = re.sub(r"(?m)^  engine: .*\n", "", config.read_text("utf-8"))
@@ -49,8 +50,8 @@ def built_where_it_runs(work: Path, base: Path) -> Path:
     nightly's checkout is always in the same folder, and Zensical's cache (kept in
     .cache/chronicle, site/engine_cache.py) is warm only in the folder it was made in."""
     run(chronicle("build", "--dir", str(work)))
-    shutil.rmtree(work / "site")
-    shutil.rmtree(base, ignore_errors=True)
+    set_aside(work / "site")
+    set_aside(base)
     shutil.move(work, base)
     return base
 
@@ -60,13 +61,14 @@ def nightly(base: Path, work: Path, plain: Path, as_of: str, rounds: int = ROUND
     as a nightly restores them), alternating with the plain build."""
     out = Rounds()
     for _ in range(rounds):
-        shutil.rmtree(work, ignore_errors=True)
+        set_aside(work)  # not deleted: see set_aside
         shutil.copytree(base, work, symlinks=True)
         snap = run(chronicle("snapshot", "--dir", str(work), "--as-of", as_of))[0]
         build, mb = run(chronicle("build", "--dir", str(work)))
         out.a.append(snap + build)
         out.peak = max(out.peak, mb)
         out.parts.append(f"{snap:.1f} + {build:.1f}")
+        set_aside(plain / "site")
         out.b.append(run(python(plain_build(plain)))[0])
     return out
 
@@ -81,11 +83,13 @@ def engine_rows(demo: Path, night_full: Path, tmp: Path, last_day: str) -> list[
     for engine, target in (("mkdocs", 1.5), ("zensical", 1.5)):
         chron = with_engine(demo, tmp / f"engine-{engine}", engine)
         run(chronicle("build", "--dir", str(chron)))  # warm: its caches made
-        warm = median_pair(chronicle("build", "--dir", str(chron)), python(plain_build(plain)))
-        forget = python(f"import shutil; shutil.rmtree({str(chron / '.cache')!r}, "
-                        "ignore_errors=True)")
+        sites = (chron / "site", plain / "site")
+        warm = median_pair(chronicle("build", "--dir", str(chron)), python(plain_build(plain)),
+                           outputs=sites)
+        def forget(chron: Path = chron) -> None:
+            set_aside(chron / ".cache")
         cold = median_pair(chronicle("build", "--dir", str(chron)), python(plain_build(plain)),
-                           prepare=forget)
+                           prepare=forget, outputs=sites)
         work = tmp / f"night-{engine}-work"
         base = built_where_it_runs(with_engine(night_full, work, engine), tmp / f"night-{engine}")
         night = nightly(base, work, plain, LAST_NIGHT.format(start=last_day))
@@ -98,5 +102,5 @@ def engine_rows(demo: Path, night_full: Path, tmp: Path, last_day: str) -> list[
                 1.0 if engine == "zensical" else 1.5)
             + f"  peak {night.peak:.0f} MB  (snapshot + build: {', '.join(night.parts)} s)",
         ]
-        shutil.rmtree(chron, ignore_errors=True)
+        set_aside(chron)
     return lines

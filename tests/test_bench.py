@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.__main__ import Rounds, row
+from bench.__main__ import Rounds, row, set_aside
 from bench.speedups import Measured
 
 
@@ -47,3 +47,19 @@ def test_a_chronicle_copied_for_an_engine_names_it_once(tmp_path: Path) -> None:
     assert text.count("engine:") == 1 and "  engine: zensical\n" in text
     assert not (copy / "site").exists() and not (copy / ".cache").exists()
     assert "engine: mkdocs" in (source / "chronicle.yml").read_text()
+
+
+def test_a_timed_steps_old_output_is_set_aside_not_deleted(tmp_path: Path) -> None:
+    # Deleting thousands of files just before a timed step slows every file it creates on
+    # a journal-less ext4 (bench/__main__.py set_aside): the old output is moved instead.
+    site = tmp_path / "site"
+    (site / "days").mkdir(parents=True)
+    (site / "days" / "a.html").write_text("a")
+    set_aside(site)
+    assert not site.exists()
+    (kept,) = (tmp_path / ".aside").iterdir()
+    assert (kept / "days" / "a.html").read_text() == "a"
+    set_aside(site)  # nothing there: nothing to do
+    site.mkdir()
+    set_aside(site)
+    assert len(list((tmp_path / ".aside").iterdir())) == 2
