@@ -24,11 +24,11 @@ import numpy as np
 import pytest
 
 from chronicle.config import load_config
+from chronicle.render import vega
 from chronicle.render.charts import Axis, Event, Options, Span, line_chart
 from chronicle.render.day_charts import day_charts
 from chronicle.render.i18n import ENGLISH, language
 from chronicle.render.panels import health_heatmap, regime_chart, residual_chart, risk_timeline
-from chronicle.render import vega
 from chronicle.render.vega import SCHEMA, no_data
 from chronicle.site.inputs import load_inputs
 from chronicle.site.pages import site_files
