@@ -157,10 +157,11 @@ def nightly_rounds(base: Path, work: Path, plain: Path, start_last: str,
     out = Rounds()
     for _ in range(rounds):
         set_aside(work)
-        shutil.copytree(base, work)
+        shutil.copytree(base, work, symlinks=True)
         snap = run(chronicle("snapshot", "--dir", str(work), "--as-of", start_last))[0]
-        build = run(chronicle("build", "--dir", str(work)))[0]
+        build, mb = run(chronicle("build", "--dir", str(work)))
         out.a.append(snap + build)
+        out.peak = max(out.peak, mb)
         out.parts.append(f"{snap:.1f} + {build:.1f}")
         set_aside(plain / "site")
         out.b.append(run(python(plain_build(plain)))[0])

@@ -21,10 +21,9 @@ from pathlib import Path
 
 from bench.__main__ import (
     LAST_NIGHT,
-    ROUNDS,
-    Rounds,
     chronicle,
     median_pair,
+    nightly_rounds,
     plain_build,
     python,
     row,
@@ -56,23 +55,6 @@ def built_where_it_runs(work: Path, base: Path) -> Path:
     return base
 
 
-def nightly(base: Path, work: Path, plain: Path, as_of: str, rounds: int = ROUNDS) -> Rounds:
-    """Snapshot + build of both editions on a fresh copy of `base` (built once: its caches
-    as a nightly restores them), alternating with the plain build."""
-    out = Rounds()
-    for _ in range(rounds):
-        set_aside(work)  # not deleted: see set_aside
-        shutil.copytree(base, work, symlinks=True)
-        snap = run(chronicle("snapshot", "--dir", str(work), "--as-of", as_of))[0]
-        build, mb = run(chronicle("build", "--dir", str(work)))
-        out.a.append(snap + build)
-        out.peak = max(out.peak, mb)
-        out.parts.append(f"{snap:.1f} + {build:.1f}")
-        set_aside(plain / "site")
-        out.b.append(run(python(plain_build(plain)))[0])
-    return out
-
-
 def engine_rows(demo: Path, night_full: Path, tmp: Path, last_day: str) -> list[str]:
     """Return the rows of both engines (see the module docstring). `demo` is the built
     demo (both editions), `night_full` the same demo but its last night."""
@@ -92,7 +74,7 @@ def engine_rows(demo: Path, night_full: Path, tmp: Path, last_day: str) -> list[
                            prepare=forget, outputs=sites)
         work = tmp / f"night-{engine}-work"
         base = built_where_it_runs(with_engine(night_full, work, engine), tmp / f"night-{engine}")
-        night = nightly(base, work, plain, LAST_NIGHT.format(start=last_day))
+        night = nightly_rounds(base, work, plain, LAST_NIGHT.format(start=last_day))
         lines += [
             row(f"{engine}: both editions, warm", warm, target)
             + f"  peak {warm.peak:.0f} MB",

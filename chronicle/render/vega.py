@@ -339,7 +339,7 @@ class _HandedOver(alt.Chart):
     them Undefined: a third of the time a run-wide page's charts took. What it then changes
     on a copy is the copy's own top level (data, params, name, height, width, view), so a
     copy of the top level keeps the layers as they were given, and the spec is the same
-    bytes (tests/test_vega.py builds every chart both ways). Altair calls `__deepcopy__`
+    bytes (tests/test_charts_schema.py builds every chart both ways). Altair calls `__deepcopy__`
     for a schema object that has one (`altair.utils.schemapi._deep_copy`).
     """
 
