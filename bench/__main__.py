@@ -72,6 +72,9 @@ def run(args: Sequence[str], cwd: Path | None = None) -> tuple[float, float]:
     return seconds, usage.ru_maxrss / 1024.0
 
 
+ASIDE = ".aside"  # where `set_aside` moves old output, beside it
+
+
 def set_aside(path: Path) -> None:
     """Move `path` (if there) out of the way, into `.aside/` beside it, which goes with the
     bench's temporary folder at its end: a timed step starts without it, as on a fresh
@@ -85,9 +88,17 @@ def set_aside(path: Path) -> None:
     """
     if not path.exists():
         return
-    aside = path.parent / ".aside"
+    aside = path.parent / ASIDE
     aside.mkdir(exist_ok=True)
     path.rename(aside / f"{path.name}-{time.time_ns()}")
+
+
+def checkout(base: Path, work: Path) -> None:
+    """Copy the chronicle `base` to `work` as a nightly's checkout has it: without what was
+    set aside in it (a base's old site, ~3,000 files, is no part of a checkout), the
+    previous `work` set aside first."""
+    set_aside(work)
+    shutil.copytree(base, work, symlinks=True, ignore=shutil.ignore_patterns(ASIDE))
 
 
 def chronicle(*args: str) -> list[str]:
@@ -156,8 +167,7 @@ def nightly_rounds(base: Path, work: Path, plain: Path, start_last: str,
     round's two parts ("snapshot + build" seconds) show which one moved."""
     out = Rounds()
     for _ in range(rounds):
-        set_aside(work)
-        shutil.copytree(base, work, symlinks=True)
+        checkout(base, work)
         snap = run(chronicle("snapshot", "--dir", str(work), "--as-of", start_last))[0]
         build, mb = run(chronicle("build", "--dir", str(work)))
         out.a.append(snap + build)

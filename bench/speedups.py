@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
-from bench.__main__ import LAST_NIGHT, ROUNDS, partial_demo, python, run, set_aside
+from bench.__main__ import LAST_NIGHT, ROUNDS, checkout, partial_demo, python, run
 from bench.engines import built_where_it_runs, with_engine
 
 THRESHOLD = 1.10  # off / on: a speed-up must save at least 10% of its row
@@ -176,8 +176,7 @@ def main(argv: list[str]) -> None:
             """A night on a copy of `<name>-base` in `<name>` (the folder it was built in)."""
             def timed(without: str) -> float:
                 work = tmp / name
-                set_aside(work)  # not deleted just before a timed night (see set_aside)
-                shutil.copytree(tmp / f"{name}-base", work)
+                checkout(tmp / f"{name}-base", work)
                 snap = run(_one("snapshot", str(work), without, last))[0]
                 return snap + run(_one("build", str(work), without))[0]
             return timed

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.__main__ import Rounds, row, set_aside
+from bench.__main__ import Rounds, checkout, row, set_aside
 from bench.speedups import Measured
 
 
@@ -63,3 +63,18 @@ def test_a_timed_steps_old_output_is_set_aside_not_deleted(tmp_path: Path) -> No
     site.mkdir()
     set_aside(site)
     assert len(list((tmp_path / ".aside").iterdir())) == 2
+
+
+def test_a_nightly_checkout_leaves_out_what_was_set_aside_in_its_base(tmp_path: Path) -> None:
+    # A base built where it runs had its site set aside inside it; a nightly checkout
+    # never has an old site, so each timed night's copy leaves it out.
+    base, work = tmp_path / "base", tmp_path / "work"
+    (base / "site").mkdir(parents=True)
+    (base / "chronicle.yml").write_text("x")
+    set_aside(base / "site")
+    checkout(base, work)
+    assert sorted(p.name for p in work.iterdir()) == ["chronicle.yml"]
+    (work / "site").mkdir()  # what the night built
+    checkout(base, work)
+    assert sorted(p.name for p in work.iterdir()) == ["chronicle.yml"]
+    assert len(list((tmp_path / ".aside").iterdir())) == 1  # the previous copy, moved
