@@ -229,7 +229,7 @@ def build(root: Path, site_dir: Path | None) -> None:
     started = time.perf_counter()
     cached: dict[str, int] = {}
     with Executor() as executor:
-        out = build_site(config, site_dir.resolve() if site_dir else None, cached=cached,
+        out = build_site(config, site_dir, cached=cached,
                          executor=executor)
     # A nightly's log shows whether .cache/chronicle was restored (README "Languages").
     click.echo(f"built {out} with {config.site.engine} in {time.perf_counter() - started:.1f} s"
@@ -253,7 +253,7 @@ def render(root: Path, out: Path) -> None:
     from chronicle.store import Store, locked, refuse_unsealed
 
     config = load_config(root)
-    check_out_dir(out, config)
+    out = check_out_dir(out, config)
     store = Store(config.docs_dir)
     started = time.perf_counter()
     with locked(store, "render"), Executor() as executor:

@@ -6,11 +6,13 @@ a commented chronicle.yml and the .zenodo.json made from it. Never overwrites a 
 
 from __future__ import annotations
 
-import shutil
+import os
+import stat
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from chronicle import nofollow
 from chronicle.config import load_config
 from chronicle.errors import ChronicleError
 from chronicle.site.zenodo import FILENAME as ZENODO_FILE
@@ -141,6 +143,41 @@ class InitOptions:
                   "# merged PRs recorded as changes")
 
 
+def _refuse_links(target: Path, rels: list[str]) -> None:
+    """NotAFile for the first link, FIFO or device where a scaffold file or a folder on
+    its way would go (nothing there, or a file or folder in its place, is fine)."""
+    for rel in rels:
+        path = target
+        parts = rel.split("/")
+        for i, part in enumerate(parts, 1):
+            path = path / part
+            try:
+                mode = os.stat(path, follow_symlinks=False).st_mode
+            except FileNotFoundError:
+                break
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                raise nofollow.NotAFile(path, nofollow.describe(mode),
+                                        "a regular file" if i == len(parts) else "a folder")
+
+
+def _write_new(target: Path, rel: str, data: bytes) -> bool:
+    """Create `target`/`rel` holding `data`; False (nothing written) when a file is there.
+    NotAFile (exit 2) when a link, FIFO or device is, or where a folder on the way is."""
+    *folders, name = rel.split("/")
+    with nofollow.folder(target, folders, create=True) as fd:
+        try:
+            out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                          | os.O_CLOEXEC, 0o644, dir_fd=fd)
+        except FileExistsError:
+            found = os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode
+            if stat.S_ISREG(found):
+                return False  # never overwritten
+            raise nofollow.NotAFile(target / rel, nofollow.describe(found)) from None
+        with os.fdopen(out, "wb") as sink:
+            sink.write(data)
+    return True
+
+
 def scaffold_files() -> dict[str, Path]:
     """Return {path in a new chronicle: the file in chronicle/scaffold/ copied there}."""
     files = {}
@@ -153,23 +190,31 @@ def scaffold_files() -> dict[str, Path]:
 
 
 def init_chronicle(target: Path, options: InitOptions) -> list[Path]:
-    """Scaffold a chronicle in `target`; return the files written."""
+    """Scaffold a chronicle in `target`; return the files written.
+
+    `target` is the user's to point anywhere (a link to a folder is followed), but what
+    is inside it is held to nofollow's rule: a file is created without following a link,
+    never over anything, and a folder is made or entered without following one (a folder
+    that already holds a planted `mkdocs.yml -> ~/.bashrc` is refused, not written through).
+    """
+    if target.is_symlink() and not target.exists():
+        raise ChronicleError(f"{target}: a symbolic link to {os.readlink(target)}, which does "
+                             "not exist; remove the link or make its folder, or pick another DIR")
     if target.exists() and not target.is_dir():
         raise ChronicleError(f"{target}: exists and is not a folder; pick another DIR")
-    if (target / "chronicle.yml").exists():
+    if (target / "chronicle.yml").exists() or (target / "chronicle.yml").is_symlink():
         raise ChronicleError(
             f"{target / 'chronicle.yml'}: a chronicle already lives here; `chronicle init` "
             "never overwrites one (edit chronicle.yml, or pick an empty DIR)"
         )
     target.mkdir(parents=True, exist_ok=True)
+    # Everything refused before anything is written: no half scaffold.
+    _refuse_links(target, [*scaffold_files(), "chronicle.yml", "failures.yml", "docs/data",
+                           "docs/days"])
     written: list[Path] = []
     for rel, src in scaffold_files().items():
-        dest = target / rel
-        if dest.exists():
-            continue
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, dest)
-        written.append(dest)
+        if _write_new(target, rel, src.read_bytes()):
+            written.append(target / rel)
     config = CONFIG_TEMPLATE.format(
         source=options.source,
         # A live chronicle's run facts are examples until the operator sets them: the flag
@@ -193,12 +238,11 @@ def init_chronicle(target: Path, options: InitOptions) -> list[Path]:
         pulls=options.pulls,
     )
     for name, text in (("chronicle.yml", config), ("failures.yml", FAILURES_TEMPLATE)):
-        path = target / name
-        if not path.exists():
-            path.write_text(text, encoding="utf-8")
-            written.append(path)
+        if _write_new(target, name, text.encode()):
+            written.append(target / name)
     for folder in ("docs/data", "docs/days"):
-        (target / folder).mkdir(parents=True, exist_ok=True)
+        with nofollow.folder(target, folder.split("/"), create=True):
+            pass
     # What Zenodo records for each weekly release, from the chronicle.yml just written
     # (`chronicle zenodo` writes it again after an edit; the nightly job does too).
     if not (target / ZENODO_FILE).exists():

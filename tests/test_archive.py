@@ -6,11 +6,16 @@ the keys never written or printed."""
 
 from __future__ import annotations
 
+import base64
 import json
+import re
 import shutil
-from collections.abc import Iterator
+import time
+import urllib.parse
+from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,7 +23,7 @@ from chronicle.config import load_config
 from chronicle.errors import EXIT_FAILURE, EXIT_USAGE
 from chronicle.snapshot import archive
 from chronicle.snapshot.archive import Pacing, archive_site
-from chronicle.sources.wayback import WaybackKeys
+from chronicle.sources.wayback import MAX_ANSWER_BYTES, SavePageNow, Unavailable, WaybackKeys
 from chronicle.store import Store
 from tests.support.commands import cli, night, take_nights
 from tests.support.config import scaffold_simulated
@@ -259,3 +264,165 @@ def test_a_site_that_is_not_published_is_not_archived(
     assert f"site.url: {url} is not a public address" in result.output
     assert "chronicle.yml" in result.output
     assert spn.log == [] and not (root / "docs/mementos").exists()
+
+
+def _pending(root: Path) -> tuple[Path, dict[str, Any]]:
+    (path,) = (root / "docs/mementos").glob("*.json")
+    return path, json.loads(path.read_text())
+
+
+# What a record found in docs/mementos may hold that the next snapshot must not chain:
+# (which entry, field, value) and what the refusal says.
+def _hostile(archive: str) -> dict[str, tuple[str, str, object, str]]:
+    day = _day_url("2026-08-21")
+    return {
+        "script in a memento": ("mementos", "memento",
+                                f'{archive}/web/20260824040000/x"><script>alert(8)</script>',
+                                "memento: not a plain http(s) URL"),
+        "a javascript: memento": ("mementos", "memento", "javascript:alert(1)",
+                                  "memento: not a plain http(s) URL"),
+        "a copy on another host": ("mementos", "memento",
+                                   f"https://evil.example/web/20260824040000/{day}",
+                                   "is not the archive's copy of the page"),
+        "another site's page": ("mementos", "url", "https://evil.example/days/2026-08-21.html",
+                                "is not this chronicle's page of 2026-08-21"),
+        "a day never sealed": ("mementos", "day", "2026-08-25",
+                               "2026-08-25 is not a sealed day"),
+        "a time that is no time": ("mementos", "datetime", "yesterday", "Invalid isoformat"),
+        "escapes in a reason": ("attempts", "reason", "error:x \x1b]0;pwned\x07\x1b[2J",
+                                "attempts[0].reason: holds control characters"),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_hostile("http://127.0.0.1:1")))
+def test_a_record_that_is_not_this_chronicles_is_never_chained(
+        root: Path, spn: FakeWayback, case: str) -> None:
+    spn.plans[_day_url("2026-08-20")] = "error"  # one attempt in the record too
+    assert cli("archive", "--dir", str(root)).exit_code == 0
+    path, record = _pending(root)
+    kind, field, value, said = _hostile(spn.url)[case]
+    entry = next(e for e in record[kind] if e["day"] == ("2026-08-21" if kind == "mementos"
+                                                         else "2026-08-20"))
+    entry[field] = value
+    path.write_text(json.dumps(record))
+    result = cli("snapshot", "--dir", str(root), "--as-of", night(4))
+    assert result.exit_code == EXIT_USAGE and isinstance(result.exception, SystemExit)
+    assert f"{path}: " in result.output and said in result.output, result.output
+    assert "was not put in the chain" in result.output or "mementos record is damaged" \
+        in result.output
+    assert not (root / "docs/data/2026-08-24T031700Z").exists()  # nothing fetched or written
+    assert "\x1b" not in result.output
+    # Removed (it was never in the chain), the next snapshot goes on.
+    path.unlink()
+    assert cli("snapshot", "--dir", str(root), "--as-of", night(4)).exit_code == 0
+    assert cli("verify", "--dir", str(root)).exit_code == 0
+
+
+def test_a_record_from_another_archive_needs_that_archive_named(
+        root: Path, spn: FakeWayback, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert cli("archive", "--dir", str(root)).exit_code == 0
+    monkeypatch.delenv("WAYBACK_API_URL")  # the snapshot expects the Internet Archive's
+    result = cli("snapshot", "--dir", str(root), "--as-of", night(4))
+    assert result.exit_code == EXIT_USAGE, result.output
+    assert "is not the archive's copy" in result.output and "WAYBACK_API_URL" in result.output
+    monkeypatch.setenv("WAYBACK_API_URL", spn.url)
+    assert cli("snapshot", "--dir", str(root), "--as-of", night(4)).exit_code == 0
+
+
+@pytest.mark.parametrize("value", ['https://web.archive.org/"><script>', "https://a b/",
+                                   "javascript:alert(1)", "https://user:pw@web.archive.org"])
+def test_wayback_api_url_follows_the_rule_of_site_url(
+        root: Path, spn: FakeWayback, monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv("WAYBACK_API_URL", value)
+    for command in (["archive"], ["snapshot", "--as-of", night(4)]):
+        result = cli(command[0], "--dir", str(root), *command[1:])
+        assert result.exit_code == EXIT_USAGE, (command, result.output)
+        assert "WAYBACK_API_URL=" in result.output and "plain http(s) URL" in result.output
+        assert ":pw@" not in result.output  # shown without its credentials
+    assert spn.log == []
+
+
+ECHOES: dict[str, Callable[[str], str]] = {
+    "percent-encoded": lambda auth: urllib.parse.quote(auth, safe=""),
+    "every byte percent-encoded": lambda auth: "".join(f"%{b:02X}" for b in auth.encode()),
+    "encoded twice": lambda auth: urllib.parse.quote(urllib.parse.quote(auth, safe=""),
+                                                     safe=""),
+    "in upper case": str.upper,
+    "in lower case": str.lower,
+    "base64": lambda auth: base64.b64encode(auth.encode()).decode(),
+    "base64, URL-safe, inside more": lambda auth: base64.urlsafe_b64encode(
+        b"Authorization: " + auth.encode() + b"\r\n").decode(),
+    "hex": lambda auth: auth.encode().hex(),
+}
+
+
+@pytest.mark.parametrize("form", sorted(ECHOES))
+def test_the_keys_echoed_in_another_form_are_never_written_or_printed(
+        root: Path, spn: FakeWayback, form: str) -> None:
+    spn.plans[_day_url(DAYS[0])] = "reject"
+    spn.echo_auth, spn.echo_form = True, ECHOES[form]
+    result = cli("archive", "--dir", str(root))
+    assert result.exit_code == 0 and "1 failed" in result.output, result.output
+    (record,) = _records(root)
+    said = result.output + json.dumps(record)
+    forms = [f(s) for f in ECHOES.values() for s in (ACCESS, SECRET)]
+    forms += [base64.b64encode(s.encode()).decode()[:-4] for s in (ACCESS, SECRET)]
+    for leak in [*forms, ACCESS, SECRET, ACCESS.upper(), SECRET.upper()]:
+        assert leak not in said, (form, leak)
+    assert "***" in json.dumps(record)
+
+
+def test_terminal_escapes_in_the_archives_words_are_neither_printed_nor_stored(
+        root: Path, spn: FakeWayback) -> None:
+    spn.say = " \x1b]8;;https://evil.example\x07click\x1b]8;;\x07 \x1b[2J\x1b[31mred\x9b1m"
+    spn.plans.update({_day_url(DAYS[0]): "reject", _day_url(DAYS[1]): "error"})
+    result = cli("archive", "--dir", str(root))
+    assert result.exit_code == 0 and "2 failed" in result.output, result.output
+    (path,) = (root / "docs/mementos").glob("*.json")
+    for text in (result.output, path.read_text()):
+        assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", text), repr(text)
+    assert "click" in path.read_text() and "red" in path.read_text()  # the words stay
+    assert cli("snapshot", "--dir", str(root), "--as-of", night(4)).exit_code == 0  # chained
+
+
+def test_a_slow_archive_is_cut_off_at_the_requests_time(spn: FakeWayback) -> None:
+    # One byte every 0.2 s never trips a per-read timeout; the request's whole time does.
+    spn.drip, spn.pad = 0.2, 200
+    started = time.monotonic()
+    with SavePageNow(spn.url, WaybackKeys(ACCESS, SECRET), timeout=1.0) as client, \
+            pytest.raises(Unavailable, match=r"no whole answer .* within 1 s"):
+        client.submit(SITE)
+    assert time.monotonic() - started < 3.0
+
+
+def test_an_oversized_answer_is_not_read_whole(spn: FakeWayback) -> None:
+    spn.pad = 8 * MAX_ANSWER_BYTES
+    with SavePageNow(spn.url, WaybackKeys(ACCESS, SECRET)) as client, \
+            pytest.raises(Unavailable, match="an answer longer than"):
+        client.submit(SITE)
+
+
+def test_a_forged_record_in_the_chain_is_named_never_published(
+        root: Path, spn: FakeWayback) -> None:
+    # Someone who can rewrite the chain puts script in a record already chained.
+    from chronicle.store import sha256_bytes
+    from tests.support.chain import rewrite_manifest
+
+    assert cli("archive", "--dir", str(root)).exit_code == 0
+    assert cli("snapshot", "--dir", str(root), "--as-of", night(4)).exit_code == 0
+    path, record = _pending(root)
+    record["mementos"][1]["memento"] = 'https://web.archive.org/x"><script>alert(8)</script>'
+    blob = json.dumps(record).encode()
+    path.write_bytes(blob)
+    sid = "2026-08-24T031700Z"
+    manifest = json.loads((root / "docs/data" / sid / "MANIFEST.json").read_text())
+    manifest["mementos"][f"mementos/{path.name}"] = {"sha256": sha256_bytes(blob),
+                                                     "size": len(blob)}
+    rewrite_manifest(root / "docs", sid, manifest)
+    verify = cli("verify", "--dir", str(root))
+    assert verify.exit_code == EXIT_FAILURE
+    assert f"FAIL docs/mementos/{path.name}: in the chain, but unreadable" in verify.output
+    built = cli("build", "--dir", str(root))
+    assert built.exit_code == EXIT_USAGE and "memento: not a plain http(s) URL" in built.output
+    assert not (root / "site").exists() or "<script>alert(8)" not in "".join(
+        p.read_text(errors="replace") for p in (root / "site").rglob("*.html"))

@@ -18,6 +18,7 @@ import yaml
 
 from chronicle.config import RunConfig
 from chronicle.models import SourceStatus
+from chronicle.render import md_text
 from chronicle.render.archive_pages import about_page
 from chronicle.render.cite import Entry, bibtex, citation_cff, cite_markdown, csl_json
 from chronicle.render.i18n import ENGLISH, language
@@ -240,6 +241,7 @@ def test_without_site_doi_nothing_mentions_a_doi(archive: tuple[Built, Path, Pat
 DOI = "10.5281/zenodo.1234567"
 MEMENTO = ("https://web.archive.org/web/20260822041500/https://e.org/days/2026-08-20.html",
            datetime(2026, 8, 22, 4, 15, tzinfo=UTC))
+MEMENTO_TEXT = md_text(MEMENTO[0])  # text of the page: Markdown never reads it as markup
 SWHID = "swh:1:cnt:" + "a" * 40
 # The permalink is a Robust Link: the page as sealed (2026-08-21), its archived copy.
 PERMALINK = ('<a href="https://e.org/days/2026-08-20.html" '
@@ -261,16 +263,20 @@ def _entry(**kw: Any) -> Entry:
             f"SWHID: [`{SWHID}`](https://archive.softwareheritage.org/{SWHID}), its charts: "
             f"[`{SWHID_DIR}`](https://archive.softwareheritage.org/{SWHID_DIR}) (resolved by "
             "Software Heritage once",
-            f"Archived copy: <{MEMENTO[0]}> (Wayback Machine, captured 2026-08-22 04:15 UTC)",
-            f"DOI: <https://doi.org/{DOI}> (the chronicle on Zenodo, all its versions)",
+            f'Archived copy: <a href="{MEMENTO[0]}">{MEMENTO_TEXT}</a> (Wayback Machine, '
+            "captured 2026-08-22 04:15 UTC)",
+            f'DOI: <a href="https://doi.org/{DOI}">https://doi.org/{DOI}</a> (the chronicle on '
+            "Zenodo, all its versions)",
             "Snapshot: `2026-08-21T031700Z`"]),
     ("zh", [f"永久链接：{PERMALINK}",
             f"封存页面的 sha256：`{'0' * 64}`",
             f"SWHID：[`{SWHID}`](https://archive.softwareheritage.org/{SWHID})，其图表："
             f"[`{SWHID_DIR}`](https://archive.softwareheritage.org/{SWHID_DIR})（Software "
             "Heritage 归档本编年记录的仓库后即可解析）",
-            f"归档副本：<{MEMENTO[0]}>（Wayback Machine，抓取于 2026年8月22日 04:15 UTC）",
-            f"DOI：<https://doi.org/{DOI}>（Zenodo 上本编年记录的全部版本）",
+            f'归档副本：<a href="{MEMENTO[0]}">{MEMENTO_TEXT}</a>（Wayback Machine，抓取于 '
+            "2026年8月22日 04:15 UTC）",
+            f'DOI：<a href="https://doi.org/{DOI}">https://doi.org/{DOI}</a>（Zenodo '
+            "上本编年记录的全部版本）",
             "快照：`2026-08-21T031700Z`"]),
 ])
 def test_the_cite_box_order_in_both_languages(code: str, lines: list[str]) -> None:
@@ -284,6 +290,24 @@ def test_the_cite_box_order_in_both_languages(code: str, lines: list[str]) -> No
     # Without them, their lines are not there at all.
     bare = cite_markdown(_entry(), [], "2026-08-20/cite.json", lang)
     assert "SWHID" not in bare and "DOI" not in bare and "Wayback" not in bare
+
+
+@pytest.mark.parametrize("code", ["en", "zh"])
+@pytest.mark.parametrize("memento", [
+    'https://web.archive.org/web/1/x"><script>alert(8)</script>',
+    "javascript:alert(1)",
+    "https://web.archive.org/web/1/x' onmouseover='alert(1)",
+    "https://web.archive.org/web/1/x>\n<img src=x onerror=alert(1)>",
+])
+def test_a_hostile_memento_never_reaches_the_cite_box_as_markup(code: str, memento: str) -> None:
+    # Records are checked where they enter (test_archive.py); should one ever get past,
+    # the one escaping path of every URL still writes it as text or not at all.
+    lang = ENGLISH if code == "en" else language(code)
+    block = cite_markdown(_entry(memento=(memento, MEMENTO[1])), [], "2026-08-20/c.json", lang)
+    assert "<script" not in block and "<img" not in block and "javascript:" not in block
+    assert "onmouseover" not in block and "Wayback" not in block  # no archived copy at all
+    assert block.count("<a ") == block.count("</a>")
+    assert 'data-versionurl' not in block
 
 
 def test_site_doi_reaches_bibtex_csl_cff_and_the_about_page() -> None:

@@ -146,8 +146,8 @@ def test_control_characters_in_failures_yml_are_refused(live_world: Live) -> Non
         "  evidence: [https://example.org/x]\n")
     result = cli("snapshot", "--dir", str(root), "--as-of", night(1))
     assert result.exit_code == EXIT_USAGE, result.output
-    assert "failures.yml" in result.output and "record 'rack-7', what: control character " \
-        "U+0007" in result.output
+    assert "failures.yml" in result.output
+    assert "[0].what: holds a control character (U+0007) at character 7" in result.output
     assert list((root / "docs" / "data").iterdir()) == []
 
 

@@ -42,6 +42,31 @@ def test_init_scaffolds_and_refuses_to_overwrite(chronicle_dir: Path) -> None:
     assert "already lives here" in result.output
 
 
+def test_init_never_follows_a_link(tmp_path: Path) -> None:
+    dangling = tmp_path / "c"
+    dangling.symlink_to(tmp_path / "nowhere")
+    result = CliRunner().invoke(main, ["init", str(dangling)])
+    assert result.exit_code == EXIT_USAGE and isinstance(result.exception, SystemExit)
+    assert f"{dangling}: a symbolic link to {tmp_path / 'nowhere'}, which does not exist" \
+        in result.output
+    assert not (tmp_path / "nowhere").exists()
+    # Inside a folder that holds planted links (a cloned repository): nothing is written
+    # through one, and nothing at all is written.
+    folder = tmp_path / "clone"
+    folder.mkdir()
+    (folder / "mkdocs.yml").symlink_to(tmp_path / "victim")
+    (folder / ".github").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    for planted, expected in (("mkdocs.yml", "a regular file"), (".github", "a folder")):
+        result = CliRunner().invoke(main, ["init", str(folder)])
+        assert result.exit_code == EXIT_USAGE, result.output
+        assert f"{folder / planted}: a symbolic link, where chronicle expects {expected}" \
+            in result.output
+        assert not (tmp_path / "victim").exists() and not (tmp_path / "elsewhere").exists()
+        assert all(p.is_symlink() for p in folder.iterdir())  # nothing written
+        (folder / planted).unlink()  # removed: the next link is met
+    assert CliRunner().invoke(main, ["init", str(folder)]).exit_code == 0
+
+
 def test_malformed_config_is_one_clear_message(chronicle_dir: Path) -> None:
     (chronicle_dir / "chronicle.yml").write_text("run:\n  name: x\n  strat: 2026-01-01\n")
     result = CliRunner().invoke(main, ["snapshot", "--dir", str(chronicle_dir)])

@@ -32,7 +32,8 @@ def test_weeks_are_iso_weeks() -> None:
     assert (W34.monday.isoformat(), W34.sunday.isoformat(), W34.tag) == \
         ("2026-08-17", "2026-08-23", "week-2026-W34")
     assert week_of(W34.sunday) == W34 and parse_week("2027-W01").monday.isoformat() == "2027-01-04"
-    for bad in ("2026-47", "2026-W54", "2025-W53", "W47"):
+    for bad in ("2026-47", "2026-W54", "2025-W53", "W47", "2026-W47\n", " 2026-W47",
+                "２０２６-W47", "2026-W٤٧"):  # whole, and in ASCII digits only
         with pytest.raises(Exception, match="expected an ISO week"):
             parse_week(bad)
 
@@ -92,3 +93,20 @@ def test_the_command_prints_the_notes_or_nothing(made: Built) -> None:
     assert "no release: week 2026-W30: no day of it is sealed" in empty.stderr
     bad = runner.invoke(cli, ["release-notes", "--dir", str(made.root), "--week", "47"])
     assert bad.exit_code == 2 and "expected an ISO week" in bad.output
+
+
+@pytest.mark.parametrize(("content", "said"), [
+    (b"[" * 100_000 + b"]" * 100_000, "nested deeper than 64 levels"),
+    (b'{"mementos": ' + b"[" * 900 + b"]" * 900 + b"}", "nested deeper than 64 levels"),
+    (b"\xff\xfe", "not read"),
+])
+def test_a_hostile_site_mementos_file_is_a_warning_never_a_traceback(
+        made: Built, tmp_path: Path, content: bytes, said: str) -> None:
+    site = tmp_path / "site"
+    (site / "api").mkdir(parents=True)
+    (site / "api" / "mementos.json").write_bytes(content)
+    result = CliRunner().invoke(cli, ["release-notes", "--dir", str(made.root), "--week",
+                                      "2026-W34", "--site-dir", str(site)])
+    assert result.exit_code == 0 and result.exception is None, result.output
+    assert said in result.stderr and "the notes list no memento" in result.stderr
+    assert result.stdout.count("none yet") == 4

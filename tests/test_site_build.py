@@ -45,15 +45,66 @@ def test_a_non_empty_folder_that_is_not_a_site_is_refused_untouched(
     (precious / "sub").mkdir(parents=True)
     (precious / "thesis.tex").write_text("years of work")
     (precious / "sub" / "data.csv").write_text("1,2,3")
-    for target in (precious, root):
-        before = _tree(target)
+    before = _tree(precious)
+    result = cli("build", "--dir", str(root), "--site-dir", str(precious))
+    assert result.exit_code == EXIT_USAGE, result.output
+    assert "not empty and not an earlier chronicle site" in result.output
+    assert "nothing was deleted" in result.output
+    assert _tree(precious) == before
+    before = _tree(root)
+    for target in (root, root.parent):
         result = cli("build", "--dir", str(root), "--site-dir", str(target))
         assert result.exit_code == EXIT_USAGE, result.output
-        assert "not empty and not an earlier chronicle site" in result.output
-        assert "nothing was deleted" in result.output
-        assert _tree(target) == before
-    assert "it holds the chronicle itself" in cli(
-        "build", "--dir", str(root), "--site-dir", str(root)).output
+        assert "the chronicle's own folder, or a folder holding it" in result.output
+    assert _tree(root) == before
+
+
+ENGINES = ["mkdocs", "zensical"]
+
+
+def _engine(root: Path, engine: str) -> None:
+    config = root / "chronicle.yml"
+    config.write_text(config.read_text().replace("site:\n", f"site:\n  engine: {engine}\n", 1))
+    assert load_config(root).site.engine == engine
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_site_folder_that_is_a_link_is_never_built_through(
+        root: Path, tmp_path: Path, engine: str) -> None:
+    # git keeps links: a merged pull request can make `site` one.
+    _engine(root, engine)
+    missing = tmp_path / "outside" / "new"
+    (root / "site").symlink_to(missing)
+    result = cli("build", "--dir", str(root))
+    assert result.exit_code == EXIT_USAGE, result.output
+    assert f"{root / 'site'}: a symbolic link" in result.output
+    assert not missing.exists() and not missing.parent.exists()
+    # A link to an earlier chronicle site elsewhere: left as it was, not replaced.
+    other = tmp_path / "other"
+    assert cli("build", "--dir", str(root), "--site-dir", str(other)).exit_code == 0
+    (root / "site").unlink()
+    (root / "site").symlink_to(other)
+    before = _tree(other)
+    assert cli("build", "--dir", str(root)).exit_code == EXIT_USAGE
+    assert _tree(other) == before and (root / "site").is_symlink()
+    # A link on the way to the site folder, inside the chronicle.
+    (root / "out").symlink_to(tmp_path / "outside", target_is_directory=True)
+    result = cli("build", "--dir", str(root), "--site-dir", str(root / "out" / "site"))
+    assert result.exit_code == EXIT_USAGE and f"{root / 'out'}: a symbolic link" in result.output
+    assert not (tmp_path / "outside").exists()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("inside", ["docs/data/x", "docs/days/x", "docs", "docs/assets/site"])
+def test_a_site_folder_inside_the_store_is_refused_by_either_engine(
+        root: Path, engine: str, inside: str) -> None:
+    _engine(root, engine)
+    before = _tree(root / "docs")
+    result = cli("build", "--dir", str(root), "--site-dir", str(root / inside))
+    assert result.exit_code == EXIT_USAGE, result.output
+    assert "inside the store (docs/)" in result.output and "Traceback" not in result.output
+    assert _tree(root / "docs") == before
+    assert cli("verify", "--dir", str(root)).exit_code == 0
 
 
 def test_an_earlier_site_or_an_empty_folder_is_built_into(root: Path, tmp_path: Path) -> None:

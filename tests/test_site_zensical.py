@@ -280,7 +280,12 @@ def test_render_refuses_a_folder_it_did_not_write(tmp_path: Path) -> None:
     assert "not empty and not an earlier `chronicle render`" in result.output
     assert (out / "thesis.tex").read_text() == "keep me"
     inside = cli("render", "--dir", str(built.root), "--out", str(built.root / "docs" / "x"))
-    assert inside.exit_code != 0 and "inside its docs/" in inside.output
+    assert inside.exit_code == 2 and "inside the store (docs/)" in inside.output
+    # The rule of the site folder (publish.output_folder): never written through a link.
+    (built.root / "out").symlink_to(tmp_path / "elsewhere")
+    linked = cli("render", "--dir", str(built.root), "--out", str(built.root / "out"))
+    assert linked.exit_code == 2 and "a symbolic link" in linked.output
+    assert not (tmp_path / "elsewhere").exists()
 
 
 def test_the_trees_are_not_in_the_restored_cache() -> None:

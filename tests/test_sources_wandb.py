@@ -288,7 +288,15 @@ def test_missing_api_key_fails_before_any_request(server: FakeWandb,
     assert server.requests == []
 
 
-@pytest.mark.parametrize("broken", ["json", "row", "node"])
+def _nested(depth: int) -> dict[str, Any]:
+    value: Any = 1
+    for _ in range(depth):
+        value = {"k": value}
+    return value
+
+
+@pytest.mark.parametrize("broken", ["json", "row", "node", "a config 5,000 deep",
+                                    "a config 200 deep"])
 def test_malformed_payload(server: FakeWandb, broken: str) -> None:
     rows: list[Any] = hero_rows()
     if broken == "json":
@@ -296,6 +304,14 @@ def test_malformed_payload(server: FakeWandb, broken: str) -> None:
         server.failure = Failure("malformed", frozenset({"Run"}))
     elif broken == "row":
         add_run(server, rows=[*rows[:5], '{"_step": 50, "_timestamp": 17871', *rows[6:]])
+    elif broken.startswith("a config"):
+        # json.dumps of the fake's own payload must not recurse as deep: built as text.
+        depth = int(broken.split()[2].replace(",", ""))
+        config = {"deep": {"value": _nested(50)}}
+        run = add_run(server, config=config)
+        run.config_text = json.dumps(config).replace(
+            '"value": ' + json.dumps(_nested(50)), '"value": ' + '{"k": ' * depth + "1"
+            + "}" * depth)
     else:
         add_run(server, created_at="")
     with pytest.raises(SourceError, match=f"run e/p/{HERO} failed"):

@@ -149,7 +149,7 @@ def test_a_snapshot_refuses_a_file_its_manifest_did_not_record(
     assert result.exit_code == EXIT_USAGE, result.output
     assert "Traceback" not in result.output
     assert f"{root / 'docs' / rel}: " in result.output, result.output
-    assert "altered: its sha256 is" in result.output
+    assert "altered: its sha256 is" in result.output or "altered: its size is" in result.output
     assert f"git checkout -- {root / 'docs' / rel}" in result.output
     # nothing written: no snapshot, no sealed day
     assert sorted(p.relative_to(root).as_posix() for p in (root / "docs").rglob("*")) == before
@@ -194,3 +194,68 @@ def test_earlier_failure_records_are_read_when_asked_for_and_not_kept(two_nights
     assert store.load_failures() == store.failures_at(newest)
     kept = [key for key in store._shared.read if "failures.json" in key]
     assert kept == [(newest.id, "failures.json")], kept
+
+
+# A forger who can write the repository rewrites the chain too: every sha256 holds, and
+# the file holds what chronicle never writes. Each is named (exit 2), never a traceback.
+def _deep(depth: int) -> bytes:
+    return b"[" * depth + b"]" * depth
+
+
+def _text_loss(path: Path) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    col = table.schema.get_field_index("train/loss")
+    loss = pa.array([str(v) for v in table["train/loss"].to_pylist()], pa.string())
+    sink = pa.BufferOutputStream()
+    pq.write_table(table.set_column(col, "train/loss", loss), sink)
+    return bytes(sink.getvalue().to_pybytes())
+
+
+def _json_with(path: Path, edit: Callable[[Any], None]) -> bytes:
+    doc = json.loads(path.read_bytes())
+    edit(doc)
+    return json.dumps(doc).encode()
+
+
+FORGED: dict[str, tuple[str, str, Callable[[Path], bytes]]] = {
+    "deep threads": ("threads.json", "nested deeper than 64 levels",
+                     lambda p: _deep(100_000)),
+    "threads 900 deep": ("threads.json", "nested deeper than 64 levels",
+                         lambda p: b'[{"number": 1, "x": ' + _deep(900) + b"}]"),
+    "text loss column": ("metrics.parquet", "column 'train/loss' is string, not double",
+                         _text_loss),
+    "a title that is a number": ("threads.json", "title: expected text",
+                                 lambda p: _json_with(p, lambda d: d[0].update(title=5))),
+    "labels that are an object": ("threads.json", "labels: expected a list of text",
+                                  lambda p: _json_with(p, lambda d: d[0].update(labels={}))),
+    "a config that is a list": ("runs.json", "config: expected an object",
+                                lambda p: _json_with(p, lambda d: d[0].update(config=[1]))),
+    "evidence that is text": ("failures.json", "evidence: expected a list of text",
+                              lambda p: _json_with(p, lambda d: d[0].update(evidence="x"))),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FORGED))
+def test_a_forged_store_file_with_a_sound_chain_is_named_not_a_traceback(
+        two_nights: Path, tmp_path: Path, case: str) -> None:
+    from tests.support.chain import rewrite_snapshot_file
+
+    root = Path(shutil.copytree(two_nights, tmp_path / "c"))
+    name, said, forge = FORGED[case]
+    sid = "2026-08-22T031700Z"
+    path = root / "docs/data" / sid / name
+    rewrite_snapshot_file(root / "docs", sid, name, forge(path))
+    assert cli("verify", "--dir", str(root)).exit_code == 0  # every hash holds
+    # runs.json and failures.json are fetched anew by a simulated snapshot: build reads them.
+    commands = [["verify", "--recompute"], ["build"]]
+    if name in ("threads.json", "metrics.parquet"):
+        commands.append(["snapshot", "--as-of", night(3)])
+    for command in commands:
+        result = cli(command[0], "--dir", str(root), *command[1:])
+        assert result.exit_code == EXIT_USAGE, (command, result.output)
+        assert isinstance(result.exception, SystemExit), (command, result.exception)
+        assert f"{path}: " in result.output and said in result.output, (command, result.output)
+        assert f"git checkout -- {path}" in result.output

@@ -119,7 +119,8 @@ def test_a_missing_or_unparsable_manifest_lists_the_other_findings(
     # The day's other files: its JSON, chart specs, SVGs and the feeds' PNG.
     others = len(list((root / "docs/days/2026-08-20").iterdir())) + 1
     result = cli("verify", "--dir", str(root))
-    _fails(result, f"docs/data/2026-08-21T031700Z/MANIFEST.json: {damage}",
+    said = "missing" if damage == "missing" else "not a manifest chronicle can read (Expecting"
+    _fails(result, f"docs/data/2026-08-21T031700Z/MANIFEST.json: {said}",
            "docs/days/2026-08-21.json: altered",
            f"docs/days/2026-08-20.md (and {others} more file(s) of that day): not sealed by "
            "any readable snapshot manifest")
@@ -190,7 +191,7 @@ def test_a_bad_against_is_one_clear_message(root: Path, against: str, said: str)
 
 
 @pytest.mark.parametrize(("content", "said"), [
-    (b"[" * 200_000, "not JSON a chronicle writes (nested too deeply to read)"),
+    (b"[" * 200_000, "not JSON a chronicle writes (nested deeper than 64 levels)"),
     (json.dumps({"head": {"snapshot": "/etc", "sha256": "0" * 64}}).encode(),
      'head.snapshot is "/etc", not a snapshot id'),
     (json.dumps({"head": {"snapshot": "../../x", "sha256": "0" * 64}}).encode(),
@@ -222,3 +223,20 @@ def test_an_against_file_is_bounded_in_size_and_must_be_a_file(
     os.mkfifo(pipe)  # would never end
     result = cli("verify", "--dir", str(root), "--against", str(pipe))
     assert result.exit_code == 2 and f"--against {pipe}: not a regular file" in result.output
+
+
+def test_a_newest_manifest_nested_100000_deep_is_a_finding_never_a_traceback(
+        root: Path) -> None:
+    manifest = root / "docs/data/2026-08-23T031700Z/MANIFEST.json"
+    manifest.write_bytes(b"[" * 100_000 + b"]" * 100_000)
+    (root / "docs/days/2026-08-21.md").write_text("edited\n")  # another finding, still listed
+    result = cli("verify", "--dir", str(root))
+    _fails(result, "docs/data/2026-08-23T031700Z/MANIFEST.json: not a manifest chronicle can "
+                   "read (nested deeper than 64 levels)",
+           "docs/days/2026-08-21.md: altered",
+           "docs/days/2026-08-22.md (and")  # the day it sealed: no readable manifest seals it
+    for command in (["build"], ["snapshot", "--as-of", night(4)]):
+        refused = cli(command[0], "--dir", str(root), *command[1:])
+        assert refused.exit_code == 2 and isinstance(refused.exception, SystemExit), command
+        assert f"{manifest}: manifest is damaged (nested deeper than 64 levels)" \
+            in refused.output, refused.output

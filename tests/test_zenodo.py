@@ -116,3 +116,17 @@ def test_init_writes_it_and_the_command_rewrites_it_after_an_edit(tmp_path: Path
     assert result.exit_code == 0 and "wrote" in result.output
     assert json.loads((root / ".zenodo.json").read_text())["title"] == "Renamed: a chronicle"
     assert zenodo_json(load_config(root)) == (root / ".zenodo.json").read_bytes()
+
+
+def test_control_characters_in_the_config_are_refused_where_they_are_read() -> None:
+    # An escape in a creator's name would reach .zenodo.json, every feed and a terminal.
+    with pytest.raises(ConfigError) as err:
+        parse_config({**BASE, "site": {**BASE["site"], "author": "Team\x1b]0;x\x07"},
+                      "zenodo": {"creators": [{"name": "Doe,\x1b[2J Jane"},
+                                              {"name": "Roe, R", "affiliation": "Lab\x00"}],
+                                 "keywords": ["ml", "bell\x07"]}}, Path("."))
+    text = str(err.value)
+    for where, code, at in (("zenodo.creators[0].name", "001B", 5),
+                            ("zenodo.creators[1].affiliation", "0000", 4),
+                            ("zenodo.keywords", "0007", 5), ("site.author", "001B", 5)):
+        assert f"{where}: holds a control character (U+{code}) at character {at}" in text, text

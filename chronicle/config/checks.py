@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from datetime import UTC, date, datetime
 from typing import Any
 
+from chronicle.clean import clean_text, plain_url
 from chronicle.config.fields import Check, Invalid, Problem, key_text, show, suggest, type_name
 from chronicle.models import parse_time
 
@@ -23,22 +24,33 @@ _ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 # A URL echoed into HTML attributes, feeds and citations: scheme, host, optional port and
 # path only, from characters that need no escaping anywhere (no quotes, <>, spaces, \).
-_SITE_URL = re.compile(r"^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~%/+:@-]*)?$")
 # A DOI as CFF 1.2.0 writes one (its schema's pattern, less the backslash): the name alone,
 # never the resolver URL; it is written as is into BibTeX, CSL-JSON and links.
 _DOI = re.compile(r"^10\.\d{4,9}(\.\d+)?/[A-Za-z0-9:/_;.()\[\]-]+$")
-_LINK = re.compile(r"^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?([/?#][^\s\"'<>\\`{}|^]*)?$")
+_LINK = re.compile(
+    r"^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?([/?#][^\s\"'<>\\`{}|^\x00-\x1f\x7f-\x9f]*)?$")
 
 
 def text(expected: str = "a non-empty string", *, empty: bool = False) -> Check:
-    """A string (stripped); `empty` allows ''."""
+    """A string (stripped) without control characters; `empty` allows ''."""
 
     def check(value: Any) -> str:
         if isinstance(value, str) and (empty or value.strip()):
-            return value.strip()
+            return no_controls(value).strip()
         raise Invalid(f"expected {expected}, got {show(value)}")
 
     return check
+
+
+def no_controls(value: str) -> str:
+    """Return `value`; Invalid when it holds a control character (an escape, a NUL: a
+    feed cannot hold one, a terminal obeys one), naming the first and where it is."""
+    if clean_text(value) == value:
+        return value
+    at = next(i for i, ch in enumerate(value) if clean_text(ch) != ch)
+    raise Invalid(f"holds a control character (U+{ord(value[at]):04X}) at character "
+                  f"{at + 1}: remove it (in YAML, an escape such as \"\\x07\" in double "
+                  "quotes writes one)")
 
 
 def choice(options: tuple[str, ...]) -> Check:
@@ -152,7 +164,7 @@ def strings(example: str) -> Check:
 
     def check(value: Any) -> tuple[str, ...]:
         if isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value):
-            return tuple(value)
+            return tuple(no_controls(v) for v in value)
         raise Invalid(f"expected a list of strings, e.g. {example}, got {show(value)}")
 
     return check
@@ -176,7 +188,7 @@ def repo(value: Any) -> str:
 
 def site_url(value: Any) -> str:
     """A plain http(s) URL of a folder, ending in '/': no userinfo, query or fragment."""
-    if isinstance(value, str) and _SITE_URL.match(value.strip()):
+    if isinstance(value, str) and plain_url(value.strip()):
         value = value.strip()
         return value if value.endswith("/") else value + "/"
     raise Invalid(f"expected a plain http(s) URL, e.g. https://example.org/chronicle/ "

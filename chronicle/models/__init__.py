@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from chronicle.models import typed
 from chronicle.models.github import Comment, PullRequest, Thread
 from chronicle.models.times import Archived, iso, parse_time, required_time
 
@@ -60,17 +61,19 @@ class RunRecord:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> RunRecord:
+        d = typed.record(d)
+        run_id = typed.text(d, "id")
         return cls(
-            id=d["id"],
-            name=d.get("name", d["id"]),
-            state=d.get("state", "unknown"),
-            created_at=required_time(d["created_at"]),
-            heartbeat_at=parse_time(d.get("heartbeat_at")),
-            config=d.get("config") or {},
-            summary=d.get("summary") or {},
-            parent=d.get("parent"),
-            fork_step=d.get("fork_step"),
-            url=d.get("url", ""),
+            id=run_id,
+            name=typed.text(d, "name", run_id),
+            state=typed.text(d, "state", "unknown"),
+            created_at=required_time(typed.text(d, "created_at")),
+            heartbeat_at=parse_time(typed.optional_text(d, "heartbeat_at")),
+            config=typed.mapping(d, "config"),
+            summary=typed.mapping(d, "summary"),
+            parent=typed.optional_text(d, "parent"),
+            fork_step=typed.optional_whole(d, "fork_step"),
+            url=typed.text(d, "url", ""),
         )
 
 
@@ -123,16 +126,17 @@ class FailureRecord:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> FailureRecord:
+        d = typed.record(d)
         return cls(
-            id=str(d["id"]),
-            kind=d.get("kind", "manual"),
-            source=d.get("source", ""),
-            start=required_time(d["start"]),
-            end=parse_time(d.get("end")),
-            what=d.get("what", ""),
-            accelerator_hours_lost=d.get("accelerator_hours_lost"),
-            evidence=tuple(d.get("evidence") or ()),
-            detail=dict(d.get("detail") or {}),
+            id=typed.text(d, "id"),
+            kind=typed.text(d, "kind", "manual"),
+            source=typed.text(d, "source", ""),
+            start=required_time(typed.text(d, "start")),
+            end=parse_time(typed.optional_text(d, "end")),
+            what=typed.text(d, "what", ""),
+            accelerator_hours_lost=typed.optional_number(d, "accelerator_hours_lost"),
+            evidence=typed.texts(d, "evidence"),
+            detail=typed.mapping(d, "detail"),
         )
 
 

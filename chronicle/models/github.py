@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from chronicle.models import typed
 from chronicle.models.times import iso, parse_time, required_time
 
 
@@ -39,14 +40,15 @@ class Comment:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Comment:
+        d = typed.record(d)
         return cls(
-            id=int(d["id"]),
-            author=d.get("author") or "ghost",
-            body=d.get("body") or "",
-            created_at=required_time(d["created_at"]),
-            updated_at=required_time(d.get("updated_at") or d["created_at"]),
-            url=d.get("url", ""),
-            reactions=dict(d.get("reactions") or {}),
+            id=typed.whole(d, "id"),
+            author=typed.text(d, "author", "ghost"),
+            body=typed.text(d, "body", ""),
+            created_at=required_time(typed.text(d, "created_at")),
+            updated_at=required_time(typed.text(d, "updated_at", "") or d["created_at"]),
+            url=typed.text(d, "url", ""),
+            reactions=typed.counts(d, "reactions"),
         )
 
 
@@ -85,19 +87,20 @@ class Thread:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Thread:
+        d = typed.record(d)
         return cls(
-            number=int(d["number"]),
-            title=d.get("title") or "",
-            body=d.get("body") or "",
-            state=d.get("state") or "open",
-            labels=tuple(d.get("labels") or ()),
-            author=d.get("author") or "ghost",
-            created_at=required_time(d["created_at"]),
-            updated_at=required_time(d.get("updated_at") or d["created_at"]),
-            closed_at=parse_time(d.get("closed_at")),
-            url=d.get("url", ""),
-            comments=tuple(Comment.from_json(c) for c in d.get("comments") or ()),
-            reactions=dict(d.get("reactions") or {}),
+            number=typed.whole(d, "number"),
+            title=typed.text(d, "title", ""),
+            body=typed.text(d, "body", ""),
+            state=typed.text(d, "state", "open"),
+            labels=typed.texts(d, "labels"),
+            author=typed.text(d, "author", "ghost"),
+            created_at=required_time(typed.text(d, "created_at")),
+            updated_at=required_time(typed.text(d, "updated_at", "") or d["created_at"]),
+            closed_at=parse_time(typed.optional_text(d, "closed_at")),
+            url=typed.text(d, "url", ""),
+            comments=tuple(Comment.from_json(c) for c in typed.records(d, "comments")),
+            reactions=typed.counts(d, "reactions"),
         )
 
 
@@ -132,13 +135,14 @@ class PullRequest:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> PullRequest:
+        d = typed.record(d)
         return cls(
-            number=int(d["number"]),
-            title=d.get("title") or "",
-            author=d.get("author") or "ghost",
-            merged_at=required_time(d["merged_at"]),
-            url=d.get("url", ""),
-            labels=tuple(d.get("labels") or ()),
-            files=tuple(d.get("files") or ()),
-            base=d.get("base") or "",
+            number=typed.whole(d, "number"),
+            title=typed.text(d, "title", ""),
+            author=typed.text(d, "author", "ghost"),
+            merged_at=required_time(typed.text(d, "merged_at")),
+            url=typed.text(d, "url", ""),
+            labels=typed.texts(d, "labels"),
+            files=typed.texts(d, "files"),
+            base=typed.text(d, "base", ""),
         )

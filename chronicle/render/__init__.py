@@ -63,6 +63,19 @@ def href(url: Any) -> str:
     return text.replace("(", "%28").replace(")", "%29")
 
 
+def anchor(label: Any, url: Any, **data: str) -> Markup:
+    """Return an HTML link to an http(s) `url` (with `data-*` attributes from `data`:
+    `versionurl` -> data-versionurl), or the label alone when `url` is not one: the one way
+    a URL from outside (an archive, GitHub, a record) is written into a page, escaped for
+    HTML whatever engine or language renders it. `label` is escaped unless Markup."""
+    text = label if isinstance(label, Markup) else escape(label)
+    target = href(url)
+    if not target:
+        return Markup(text)
+    attrs = "".join(f' data-{name}="{escape(value)}"' for name, value in data.items())
+    return Markup(f'<a href="{escape(target)}"{attrs}>{text}</a>')
+
+
 def front_matter(meta: Mapping[str, Any]) -> str:
     """Return a YAML front matter block; `date` stays an unquoted YAML timestamp."""
     meta = dict(meta)
@@ -180,7 +193,7 @@ def environment() -> Environment:
 _ENV: Environment | None = None
 
 
-__all__ = ["MISSING", "fmt_count", "fmt_date", "fmt_duration", "fmt_hours", "fmt_month",
+__all__ = ["MISSING", "anchor", "fmt_count", "fmt_date", "fmt_duration", "fmt_hours", "fmt_month",
            "fmt_num", "fmt_pct", "fmt_plain", "fmt_points", "fmt_si", "fmt_si_signed",
            "fmt_signed", "fmt_time", "fmt_usd", "fmt_zh", "front_matter", "href", "md_text",
            "render"]

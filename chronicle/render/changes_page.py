@@ -18,7 +18,7 @@ from typing import Any
 from chronicle.analysis.changes import RunChanges
 from chronicle.config import RunConfig
 from chronicle.models import parse_time
-from chronicle.render import render
+from chronicle.render import anchor, href, render
 from chronicle.render.change_text import KIND_TITLES, change_row, describe
 from chronicle.render.feeds import Item
 from chronicle.render.i18n import Language
@@ -68,8 +68,8 @@ def change_items(changes: Sequence[Mapping[str, Any]], site_url: str,
             html += "<p>" + _("It took effect on {day}; recorded by snapshot {snapshot}.").format(
                 day=f'<a href="{site_url}days/{day}.html">{escape(lang.date(day))}</a>',
                 snapshot=escape(str(c.get("recorded_by")))) + "</p>"
-        if row["url"].startswith(("https://", "http://")):
-            html += f'<p><a href="{escape(row["url"])}">{escape(row["url"])}</a></p>'
+        if href(row["url"]):
+            html += f"<p>{anchor(row['url'], row['url'])}</p>"
         out.append(Item(link, recorded, f"{row['title']}: {_short(c, lang)}", link, html))
     return sorted(out, key=lambda i: (i.published, i.guid))
 

@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 from markupsafe import escape
 
-from chronicle.render import md_text
+from chronicle.render import anchor, href, md_text
 from chronicle.render.i18n import Language
 
 CFF_VERSION = "1.2.0"
@@ -179,10 +179,10 @@ def _identifiers(e: Entry, source: str, lang: Language) -> list[str]:
     # A Robust Link (data-originalurl, data-versiondate: the page as sealed, whose bytes
     # never change; data-versionurl: its archived copy), so the link still leads to this
     # entry if the site is gone.
-    versions = f' data-versionurl="{escape(e.memento[0])}"' if e.memento else ""
-    permalink = (f'<a href="{escape(e.permalink)}" data-originalurl="{escape(e.permalink)}" '
-                 f'data-versiondate="{escape(e.sealed_at[:10])}"{versions}>'
-                 f"{escape(e.permalink)}</a>")
+    archived = href(e.memento[0]) if e.memento else ""
+    versions = {"versionurl": archived} if archived else {}
+    permalink = anchor(e.permalink, e.permalink, originalurl=e.permalink,
+                       versiondate=e.sealed_at[:10], **versions)
     lines = [
         _("Permalink:") + lang.sep + permalink,
         _("sha256 of the sealed page: `{sha256}` ({link}, byte for byte)").format(
@@ -198,13 +198,13 @@ def _identifiers(e: Entry, source: str, lang: Language) -> list[str]:
             if e.swhid_dir else
             _("SWHID: {page} (resolved by Software Heritage once it has archived the "
               "chronicle's repository)").format(page=page))
-    if e.memento:
-        url, when = e.memento
-        lines.append(_("Archived copy: <{url}> (Wayback Machine, captured {time})").format(
-            url=url, time=lang.time(when)))
+    if archived and e.memento:
+        lines.append(_("Archived copy: {link} (Wayback Machine, captured {time})").format(
+            link=anchor(md_text(archived), archived), time=lang.time(e.memento[1])))
     if e.doi:
-        lines.append(_("DOI: <{url}> (the chronicle on Zenodo, all its versions)").format(
-            url=DOI_RESOLVER + e.doi))
+        doi = DOI_RESOLVER + e.doi
+        lines.append(_("DOI: {link} (the chronicle on Zenodo, all its versions)").format(
+            link=anchor(doi, doi)))
     lines.append(_("Snapshot: `{snapshot}` (sealed {sealed_at})").format(
         snapshot=e.snapshot, sealed_at=e.sealed_at))
     return lines

@@ -21,6 +21,7 @@ from feedgen.feed import FeedGenerator
 from chronicle.analysis.day_model import DaySummary
 from chronicle.clean import clean_text
 from chronicle.models import FailureRecord, iso, parse_time
+from chronicle.render import anchor, href
 from chronicle.render.archive_pages import failure_anchor
 from chronicle.render.day import key_figures
 from chronicle.render.i18n import Language
@@ -56,8 +57,7 @@ def failure_items(failures: Sequence[FailureRecord], first_seen: Mapping[str, da
         end = lang.time(f.end) if f.end else _("ongoing")
         hours = (lang.hours(f.accelerator_hours_lost) if f.accelerator_hours_lost is not None
                  else _("unknown"))
-        evidence = "".join(f'<li><a href="{escape(u)}">{escape(u)}</a></li>'
-                           for u in f.evidence if u.startswith(("https://", "http://")))
+        evidence = "".join(f"<li>{anchor(u, u)}</li>" for u in f.evidence if href(u))
         what = failure_text(f, lang)
         html = (f"<p>{escape(what)}</p><p>" + escape(_(
             "Kind: {kind}. Start {start}, end {end}. Accelerator-hours lost: {hours}.").format(

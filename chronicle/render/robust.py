@@ -20,7 +20,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-from chronicle.render import href
+from chronicle.render import anchor, href
 
 # Characters a URL may hold that mean something to a template-ish plugin: kept out of
 # the page as percent-escapes (the URL they name is the same).
@@ -51,15 +51,13 @@ def outbound_link(label: Any, url: Any, version: LinkVersion | None) -> Markup:
     """Return an anchor to an outside http(s) URL with its Robust Links attributes (a
     plain Markdown link without a `version`); '' when the URL is not one."""
     target = href(url).translate(_TEMPLATE_CHARS)
-    text = label if isinstance(label, Markup) else escape(label)
     if not target:
         return Markup("")
     if version is None:
+        text = label if isinstance(label, Markup) else escape(label)
         return Markup(f"[{text}]({target})")
-    attrs = [("href", target), ("data-originalurl", target),
-             ("data-versiondate", version.date)]
+    data = {"originalurl": target, "versiondate": version.date}
     memento = href(version.mementos.get(str(url).strip(), "")).translate(_TEMPLATE_CHARS)
     if memento:
-        attrs.append(("data-versionurl", memento))
-    rendered = " ".join(f'{name}="{escape(value)}"' for name, value in attrs)
-    return Markup(f"<a {rendered}>{text}</a>")
+        data["versionurl"] = memento
+    return anchor(label, target, **data)

@@ -28,7 +28,13 @@ from chronicle.render.i18n import edition_dir
 from chronicle.site.build_cache import Caches
 from chronicle.site.edition_process import EditionProcess
 from chronicle.site.editions import Editions
-from chronicle.site.publish import clear_leftovers, edition_staging, publish, staging_dir
+from chronicle.site.publish import (
+    clear_leftovers,
+    edition_staging,
+    output_folder,
+    publish,
+    staging_dir,
+)
 from chronicle.store import Store, locked, refuse_unsealed
 
 # Files every chronicle site has: a folder holding them is a previous build, safe to replace.
@@ -48,7 +54,7 @@ class _Collect(logging.Handler):
         self.messages.append(" ".join(record.getMessage().split()))
 
 
-def check_site_dir(site_dir: Path, config: RunConfig) -> None:
+def check_site_dir(site_dir: Path) -> None:
     """Refuse a site folder that is a file, or a non-empty folder that is not a site."""
     if site_dir.exists() and not site_dir.is_dir():
         raise ChronicleError(f"{site_dir}: not a folder; pass --site-dir a folder for the site")
@@ -56,12 +62,10 @@ def check_site_dir(site_dir: Path, config: RunConfig) -> None:
         return
     if all((site_dir / marker).is_file() for marker in SITE_MARKERS):
         return
-    inside = config.root.resolve().is_relative_to(site_dir.resolve())
     raise ChronicleError(
-        f"{site_dir}: not empty and not an earlier chronicle site "
-        f"({'it holds the chronicle itself' if inside else 'no ' + ' / '.join(SITE_MARKERS)});"
-        " a build replaces its site folder whole, so nothing was deleted: pass --site-dir an "
-        "empty or new folder")
+        f"{site_dir}: not empty and not an earlier chronicle site (no "
+        f"{' / '.join(SITE_MARKERS)}); a build replaces its site folder whole, so nothing was "
+        "deleted: pass --site-dir an empty or new folder")
 
 
 def build_site(config: RunConfig, site_dir: Path | None = None,
@@ -87,8 +91,9 @@ def build_site(config: RunConfig, site_dir: Path | None = None,
         raise ChronicleError(
             f"{mkdocs_yml}: missing; run `chronicle init {config.root}` to scaffold it"
         )
-    site_dir = (site_dir or config.root / "site").resolve()
-    check_site_dir(site_dir, config)
+    site_dir = output_folder(config.root, config.docs_dir, site_dir or config.root / "site",
+                             "--site-dir")
+    check_site_dir(site_dir)
     store = Store(config.docs_dir)
     caches = Caches.of(config.root)
     editions = Editions(caches=caches)

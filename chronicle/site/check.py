@@ -17,7 +17,6 @@ It reads the built files only (standard library parsers), never the store.
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 import xml.etree.ElementTree as ET
@@ -27,9 +26,12 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import unquote, urlsplit
 
+from chronicle.clean import load_json
+
 HOME = "index.html"
 FEED = "feed_rss_created.xml"
 LATEST = "api/latest.json"
+MAX_LATEST_BYTES = 1024 * 1024  # a few hundred bytes as the build writes it
 # <link rel=...> values that only point somewhere and load nothing into the page.
 NON_LOADING_RELS = frozenset({
     "alternate", "author", "bookmark", "canonical", "external", "help", "license", "me",
@@ -118,11 +120,12 @@ def _host(url: str) -> str:
 def _check_latest(site: Path, fail: _Fail) -> dict[str, object] | None:
     path = site / LATEST
     try:
-        latest = json.loads(path.read_text(encoding="utf-8"))
+        latest = load_json(path.read_bytes() if path.stat().st_size <= MAX_LATEST_BYTES
+                           else b"", MAX_LATEST_BYTES)
     except FileNotFoundError:
         fail(f"{path}: missing; `chronicle build` writes it from the newest snapshot")
         return None
-    except (ValueError, UnicodeDecodeError) as err:
+    except (OSError, ValueError) as err:
         fail(f"{path}: not valid JSON ({err})")
         return None
     if not isinstance(latest, dict) or not isinstance(latest.get("snapshot"), str):

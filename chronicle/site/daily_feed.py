@@ -22,6 +22,7 @@ from xml.dom import minidom
 import yaml
 
 from chronicle.analysis.signals import prediction_facts
+from chronicle.clean import load_json
 from chronicle.render.feeds import day_item_html
 from chronicle.render.i18n import Language
 from chronicle.render.signals import (
@@ -32,6 +33,7 @@ from chronicle.render.signals import (
 )
 from chronicle.site.citable import edition_url
 from chronicle.site.inputs import BuildInputs
+from chronicle.store.files import MAX_JSON_BYTES
 
 RSS_FEEDS = ("feed_rss_created.xml", "feed_rss_updated.xml")
 IMAGE_TYPES = {"svg": "image/svg+xml", "png": "image/png"}
@@ -74,7 +76,7 @@ def _image(inputs: BuildInputs, date: str, lang: Language,
         folder = inputs.store.days / date
         spec = folder / "loss.vl.json"
         if spec.is_file():
-            alt = str(json.loads(spec.read_bytes()).get("description") or alt)
+            alt = _description(spec.read_bytes()) or alt
         present = {name for name in ("loss.png", "loss.svg") if (folder / name).is_file()}
     else:
         own = files or {}
@@ -82,7 +84,7 @@ def _image(inputs: BuildInputs, date: str, lang: Language,
         if isinstance(spec_text, Path):  # written into the site already (site/editions.py)
             spec_text = spec_text.read_bytes()
         if spec_text is not None:
-            alt = str(json.loads(spec_text).get("description") or alt)
+            alt = _description(spec_text) or alt
         present = {name for name in ("loss.png", "loss.svg") if f"days/{date}/{name}" in own}
     for name in ("loss.png", "loss.svg"):
         if name in present:
@@ -140,6 +142,16 @@ def fill_daily_feeds(site_dir: Path, items: Mapping[str, str],
             doc = json.loads(path.read_text(encoding="utf-8"))
             path.write_text(json.dumps(_fill_json(doc, items, verdicts or {}),
                                        ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+
+
+def _description(spec: bytes | str) -> str | None:
+    """Return a chart spec's text alternative (None: it has none, or is not a spec)."""
+    try:
+        found = load_json(spec, MAX_JSON_BYTES)
+    except ValueError:
+        return None  # a sealed file verify would name: the feed keeps its own words
+    text = found.get("description") if isinstance(found, dict) else None
+    return text if isinstance(text, str) and text else None
 
 
 def _titled(title: str, verdict: str | None) -> str:

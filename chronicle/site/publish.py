@@ -31,6 +31,41 @@ _RENAME_EXCHANGE = 2
 _LEFTOVER = re.compile(r"^\.(?P<name>.+)\.(?P<kind>building|old)-(?P<pid>\d+)(?:-[a-z]+)?$")
 
 
+def output_folder(root: Path, docs: Path, path: Path, option: str) -> Path:
+    """Return the folder a command writes its output into (`path`: the site, or the
+    sources `chronicle render` writes), its links resolved; ChronicleError (exit 2) for
+    one it must not write.
+
+    One rule for every engine and command: the folder is never a link (a build replaces
+    it whole: through a link it would create or replace whatever the link points at, and
+    git keeps links), no folder on its way inside the chronicle (`root`) is one, and it is
+    never the chronicle itself, a folder holding it, or inside its store (`docs`).
+    """
+    root, path = root.absolute(), path.absolute()
+    if path.is_symlink():
+        raise ChronicleError(
+            f"{path}: a symbolic link (to {os.readlink(path)}); chronicle never writes its "
+            f"output through a link: remove the link, or pass {option} the folder itself")
+    if path.is_relative_to(root):
+        where = root
+        for part in path.relative_to(root).parts[:-1]:
+            where = where / part
+            if where.is_symlink():
+                raise ChronicleError(
+                    f"{where}: a symbolic link inside the chronicle, on the way to {path}; "
+                    "chronicle never follows a link out of the chronicle: remove it, or "
+                    f"pass {option} a folder outside the chronicle")
+    resolved = path.parent.resolve() / path.name
+    home, store = root.resolve(), docs.resolve()
+    if home.is_relative_to(resolved) or resolved.is_relative_to(store):
+        what = ("inside the store (docs/), which the build would publish into"
+                if resolved.is_relative_to(store)
+                else "the chronicle's own folder, or a folder holding it")
+        raise ChronicleError(f"{path}: {what}; pass {option} a folder of its own, outside "
+                             "docs/")
+    return resolved
+
+
 def staging_dir(site_dir: Path) -> Path:
     """Return the folder this process builds the site `site_dir` in before publishing it."""
     return site_dir.with_name(f".{site_dir.name}.building-{os.getpid()}")

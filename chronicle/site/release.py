@@ -9,7 +9,6 @@ touches the network.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,12 +16,14 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from chronicle.clean import load_json, plain_url
 from chronicle.config import RunConfig
 from chronicle.errors import ChronicleError
 from chronicle.store import Store
+from chronicle.store.files import read_bounded
 from chronicle.store.swhid import content_swhid
 
-_WEEK = re.compile(r"^(\d{4})-W(\d{2})$")
+_WEEK = re.compile(r"([0-9]{4})-W([0-9]{2})")  # whole: no space, newline or other digits
 TAG_PREFIX = "week-"
 MEMENTOS_FILE = "api/mementos.json"
 MAX_MEMENTOS_BYTES = 50_000_000  # a published list this large is not read
@@ -76,7 +77,7 @@ class WeekRelease:
 
 def parse_week(text: str) -> Week:
     """Return the ISO week written `YYYY-Www` (2026-W47)."""
-    match = _WEEK.match(text.strip())
+    match = _WEEK.fullmatch(text)
     if match:
         week = Week(int(match[1]), int(match[2]))
         try:
@@ -139,9 +140,7 @@ def _mementos(site: Path) -> tuple[dict[str, list[tuple[str, str]]], tuple[str, 
     if not path.is_file() or path.is_symlink():
         return {}, ()
     try:
-        if path.stat().st_size > MAX_MEMENTOS_BYTES:
-            raise ValueError(f"larger than {MAX_MEMENTOS_BYTES} bytes")
-        data: Any = json.loads(path.read_bytes())
+        data: Any = load_json(read_bounded(path, MAX_MEMENTOS_BYTES), MAX_MEMENTOS_BYTES)
     except (OSError, ValueError) as err:
         return {}, (f"{path}: not read ({err}); the notes list no memento",)
     entries = data.get("mementos") if isinstance(data, Mapping) else data
@@ -150,8 +149,7 @@ def _mementos(site: Path) -> tuple[dict[str, list[tuple[str, str]]], tuple[str, 
     for entry in entries if isinstance(entries, list) else []:
         fields = [entry.get(k) if isinstance(entry, Mapping) else None
                   for k in ("day", "datetime", "memento")]
-        if all(isinstance(f, str) and f for f in fields) \
-                and str(fields[2]).startswith(("https://", "http://")):
+        if all(isinstance(f, str) and f for f in fields) and plain_url(fields[2]):
             out.setdefault(str(fields[0]), []).append((str(fields[1]), str(fields[2])))
         elif not (isinstance(entry, Mapping) and entry.get("day") is None):
             skipped += 1  # the home page's mementos have no day; anything else is odd

@@ -46,6 +46,7 @@ from chronicle.site.editions import (
 )
 from chronicle.site.inputs import BuildInputs
 from chronicle.site.pages import BUNDLE, SCRIPT, SECTIONS, STYLESHEET, THEME_DIR, complete_nav
+from chronicle.site.publish import output_folder
 from chronicle.site.sources import edition_sources
 
 CONFIG_NAME = "mkdocs.yml"
@@ -306,20 +307,18 @@ def _write_overrides(base: Mapping[str, Any], config: RunConfig, tree: EditionTr
         shutil.copytree(config.root / custom, target, dirs_exist_ok=True)
 
 
-def check_out_dir(out: Path, config: RunConfig) -> None:
-    """Refuse to write a tree into a file, the chronicle itself, or a non-empty folder
-    that holds anything but an earlier tree."""
+def check_out_dir(out: Path, config: RunConfig) -> Path:
+    """Return the folder to write a tree into (publish.output_folder's rule: no link, not
+    the chronicle, not in docs/); refuse a file, or a non-empty folder that holds anything
+    but an earlier tree."""
+    out = output_folder(config.root, config.docs_dir, out, "--out")
     if out.exists() and not out.is_dir():
         raise ChronicleError(f"{out}: not a folder; pass --out a folder for the sources")
-    root = config.root.resolve()
-    if root.is_relative_to(out.resolve()) or out.resolve().is_relative_to(root / "docs"):
-        raise ChronicleError(f"{out}: holds the chronicle (or is inside its docs/); pass "
-                             "--out a folder of its own")
     if not out.is_dir() or not any(out.iterdir()):
-        return
+        return out
     first = out / config.site.languages[0] / CONFIG_NAME
     if first.is_file() and first.read_text(encoding="utf-8").startswith(HEADER):
-        return
+        return out
     raise ChronicleError(f"{out}: not empty and not an earlier `chronicle render`; nothing "
                          "was written: pass --out an empty or new folder")
 

@@ -23,21 +23,18 @@ from urllib.parse import urlsplit
 
 from chronicle.config import CONFIG_NAME, RunConfig
 from chronicle.errors import ChronicleError, ConfigError
+from chronicle.snapshot.mementos import api_url
 from chronicle.sources.wayback import (
-    API_URL,
     RateLimited,
     Rejected,
     SavePageNow,
     Unavailable,
     WaybackKeys,
-    check_api_url,
-    memento_url,
 )
-from chronicle.store import Attempt, Memento, Store, locked, write_mementos
+from chronicle.store import Attempt, Memento, Store, locked, memento_url, write_mementos
 
 ACCESS_VAR = "WAYBACK_S3_ACCESS_KEY"
 SECRET_VAR = "WAYBACK_S3_SECRET_KEY"
-API_VAR = "WAYBACK_API_URL"
 
 
 @dataclass(frozen=True)
@@ -117,8 +114,7 @@ def wayback_settings(environ: Mapping[str, str]) -> tuple[str, WaybackKeys]:
             f"archive.org account (https://archive.org/account/s3.php) in {ACCESS_VAR} and "
             f"{SECRET_VAR}; in the nightly workflow, add them as repository secrets "
             "(Settings -> Secrets and variables -> Actions) of those names")
-    api = check_api_url(environ.get(API_VAR, "").strip() or API_URL)
-    return api, WaybackKeys(environ[ACCESS_VAR].strip(), environ[SECRET_VAR].strip())
+    return api_url(environ), WaybackKeys(environ[ACCESS_VAR].strip(), environ[SECRET_VAR].strip())
 
 
 def plan_targets(config: RunConfig, store: Store, now: datetime,

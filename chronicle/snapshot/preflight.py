@@ -3,18 +3,17 @@
 Whatever a snapshot writes stays in the chain forever, so it refuses, before any fetch:
 a live chronicle still holding the scaffold's example values (it would archive nothing, or
 someone else's project), an `--as-of` outside the run's plausible time, or one that is not
-after the newest snapshot, and hand-written failure records with control characters.
+after the newest snapshot. (Control characters in failures.yml are refused where it is
+read, like every string of the config: config/checks.py.)
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import UTC, datetime, time, timedelta
 
-from chronicle.clean import clean_text
 from chronicle.config import CONFIG_NAME, RunConfig
 from chronicle.errors import ChronicleError, ConfigError, StoreError
-from chronicle.models import FailureRecord, iso
+from chronicle.models import iso
 from chronicle.store import Store, snapshot_id
 
 # What `chronicle init` writes for a run it knows nothing about (chronicle/init.py uses
@@ -89,18 +88,3 @@ def check_as_of(config: RunConfig, store: Store, as_of: datetime, now: datetime)
         raise StoreError(
             f"{store.data / snapshot_id(as_of)}: snapshot already exists; "
             "snapshots are never rewritten")
-
-
-def check_failure_text(config: RunConfig, records: Sequence[FailureRecord]) -> None:
-    """Refuse hand-written failure records holding control characters (feeds cannot)."""
-    problems = []
-    for record in records:
-        for name, value in (("id", record.id), ("what", record.what), ("kind", record.kind),
-                            *(("evidence", e) for e in record.evidence)):
-            if isinstance(value, str) and clean_text(value) != value:
-                bad = sorted({f"U+{ord(c):04X}" for c in value if clean_text(c) != c})
-                problems.append(f"record {record.id!r}, {name}: control character "
-                                f"{', '.join(bad)}; remove it (escapes such as \"\\x07\" "
-                                "in double quotes make one)")
-    if problems:
-        raise ConfigError(str(config.root / config.failures.path), problems)

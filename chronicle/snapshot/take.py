@@ -9,6 +9,7 @@ seals only the days whose data is complete (plan.py), as of when a timely seal w
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -18,12 +19,20 @@ import pyarrow as pa
 from chronicle.config import RunConfig
 from chronicle.models import FailureRecord, Fetched, SourceStatus
 from chronicle.snapshot.fetch import Fetcher, fetch_live, fetch_simulated_source
+from chronicle.snapshot.mementos import record_check
 from chronicle.snapshot.night import Tonight, prepare_night
 from chronicle.snapshot.plan import WaitingDay
-from chronicle.snapshot.preflight import check_as_of, check_failure_text, check_scaffold_values
+from chronicle.snapshot.preflight import check_as_of, check_scaffold_values
 from chronicle.snapshot.seal import SealInputs, seal_days
 from chronicle.sources.manual import load_failures_file
-from chronicle.store import Store, locked, snapshot_id, unstored_rows, write_snapshot
+from chronicle.store import (
+    Store,
+    check_pending_mementos,
+    locked,
+    snapshot_id,
+    unstored_rows,
+    write_snapshot,
+)
 
 
 @dataclass(frozen=True)
@@ -63,7 +72,6 @@ def take_snapshot(
     # Bad input stops us before the store is even locked.
     check_scaffold_values(config)
     manual = load_failures_file(config)
-    check_failure_text(config, manual)
     store = store or Store(config.docs_dir)
     with locked(store, "snapshot") as recovered:
         store.refresh()
@@ -76,6 +84,9 @@ def _take(config: RunConfig, store: Store, as_of: datetime, manual: list[Failure
           fetcher: Fetcher | None, backfilled: bool, now: datetime) -> SnapshotResult:
     # Load inputs.
     check_as_of(config, store, as_of, now)
+    # A mementos record someone else wrote is refused before anything is fetched.
+    check_record = record_check(config, store, os.environ)
+    check_pending_mementos(store, check_record)
     if fetcher is None:
         fetcher = fetch_simulated_source if config.source == "simulated" else fetch_live
     fetched = fetcher(config, store, as_of)
@@ -101,7 +112,7 @@ def _take(config: RunConfig, store: Store, as_of: datetime, manual: list[Failure
     # Save outputs.
     info = write_snapshot(store, as_of, new_rows, fetched.runs, fetched.threads, failures,
                           fetched.statuses, sealed=sealed, extra=extra or None,
-                          pulls=fetched.pulls)
+                          pulls=fetched.pulls, check_record=check_record)
     return SnapshotResult(
         snapshot=info.id,
         taken_at=as_of,

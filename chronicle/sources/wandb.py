@@ -9,7 +9,6 @@ build` never loads it.
 from __future__ import annotations
 
 import base64
-import json
 import math
 import os
 import time
@@ -21,7 +20,15 @@ from typing import Any
 
 import pyarrow as pa
 
-from chronicle.clean import clean_line, clean_text, safe_url, scrub_urls
+from chronicle.clean import (
+    MAX_JSON_DEPTH,
+    clean_line,
+    clean_text,
+    json_depth,
+    load_json,
+    safe_url,
+    scrub_urls,
+)
 from chronicle.config import RunConfig, secret
 from chronicle.errors import SourceError
 from chronicle.models import RunRecord, parse_time
@@ -33,6 +40,8 @@ PAGE_SIZE = 1000
 # snapshot in about (RETRIES + 1) x timeout instead of hanging the nightly job.
 RETRIES = 3
 DEFAULT_BASE_URL = "https://api.wandb.ai"
+# A run's config or summary as W&B sends it (a JSON string): megabytes at most in practice.
+MAX_FIELD_CHARS = 64 * 1024 * 1024
 
 
 def _json_field(value: Any) -> dict[str, Any]:
@@ -40,9 +49,11 @@ def _json_field(value: Any) -> dict[str, Any]:
     if value is None or value == "":
         return {}
     if isinstance(value, str):
-        value = json.loads(value)
+        value = load_json(value, MAX_FIELD_CHARS)
     if not isinstance(value, Mapping):
         raise ValueError(f"expected a JSON object, got {type(value).__name__}")
+    if json_depth(value) > MAX_JSON_DEPTH:  # a dict from the client: never walked recursively
+        raise ValueError(f"nested deeper than {MAX_JSON_DEPTH} levels")
     return dict(value)
 
 

@@ -9,26 +9,34 @@ YYYYMMDDHHMMSS, UTC) or `error` (with `status_ext`, `message`). The memento is
 error whose `status_ext` says a limit was reached (concurrent sessions, captures a day).
 
 The keys go into the Authorization header and nowhere else: no message this module makes
-holds them (every text from the network passes `_scrub`), and `WaybackKeys` hides the
-secret from repr().
+holds them (every text from the network passes `_scrub`, which removes them in every form
+an echo can take, and control characters), and `WaybackKeys` hides the secret from repr().
+Whatever answers at the archive's address is untrusted: each request, connecting and every
+byte of its answer included, ends after `timeout` seconds (its sockets are shut), and an
+answer longer than MAX_ANSWER_BYTES is not read further.
 """
 
 from __future__ import annotations
 
 import contextlib
+import socket
+import threading
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any
-from urllib.parse import urlsplit
 
 import requests
+import urllib3
+from requests.adapters import HTTPAdapter
 
-from chronicle.clean import safe_url, scrub_urls
+from chronicle.clean import clean_line, load_json, redact, safe_url, scrub_urls
 from chronicle.errors import ChronicleError
 
-API_URL = "https://web.archive.org"
-TIMEOUT_SECONDS = 30.0  # per request: connecting, and between bytes
+TIMEOUT_SECONDS = 30.0  # per request, whole: connecting, sending and reading all of the answer
+CONNECT_SECONDS = 10.0
+MAX_ANSWER_BYTES = 64 * 1024  # SPN2 answers with a few hundred bytes of JSON
 # status_ext values that mean "a limit was reached": retried on a later night, not failures.
 LIMITS = frozenset({"error:user-session-limit", "error:too-many-daily-captures",
                     "error:too-many-requests", "error:service-unavailable"})
@@ -81,19 +89,13 @@ class KeysRefused(ChronicleError):
     """The archive refused the keys (HTTP 401/403): the user fixes the secrets (exit 2)."""
 
 
-def memento_url(api_url: str, timestamp: datetime, url: str) -> str:
-    """Return the Wayback URL of `url` as captured at `timestamp`."""
-    return f"{api_url}/web/{timestamp.strftime('%Y%m%d%H%M%S')}/{url}"
+@dataclass(frozen=True)
+class _Answer:
+    """An HTTP answer read whole (bounded): its status, Retry-After and body."""
 
-
-def check_api_url(value: str) -> str:
-    """Return WAYBACK_API_URL without its trailing slash; ChronicleError if not http(s)."""
-    parts = urlsplit(value.strip())
-    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query \
-            or parts.username or parts.password:
-        raise ChronicleError(f"WAYBACK_API_URL={safe_url(value)!r}: expected a plain http(s) "
-                             f"URL such as {API_URL}; unset it to use the Internet Archive")
-    return value.strip().rstrip("/")
+    status: int
+    retry_after: str | None
+    body: bytes
 
 
 class SavePageNow:
@@ -104,8 +106,12 @@ class SavePageNow:
         self.api_url = api_url
         self._keys = keys
         self._timeout = timeout
+        self._sockets = _Sockets()
         self._session = requests.Session()
         self._session.trust_env = False  # no ~/.netrc credentials, no proxy from the env
+        adapter = _adapter(self._sockets)
+        self._session.mount("http://", adapter)
+        self._session.mount("https://", adapter)
         self._session.headers.update({"Accept": "application/json",
                                       "Authorization": keys.header(),
                                       "User-Agent": "chronicle-archive"})
@@ -152,45 +158,114 @@ class SavePageNow:
             return JobStatus("pending")
         raise Unavailable(f"an unknown job status {self._scrub(str(status))[:40]!r}")
 
-    def _request(self, method: str, path: str, **kw: Any) -> requests.Response:
+    def _request(self, method: str, path: str, **kw: Any) -> _Answer:
+        """Return the archive's answer, read whole within the request's time and size."""
+        deadline = time.monotonic() + self._timeout
+        # The timer shuts the request's sockets when its time is up, wherever it waits
+        # (a server sending one byte every few seconds never trips a per-read timeout).
+        timer = threading.Timer(self._timeout, self._sockets.shut)
+        timer.start()
         try:
-            response = self._session.request(method, self.api_url + path,
-                                             timeout=self._timeout, allow_redirects=False, **kw)
-        except requests.RequestException as err:
+            with self._session.request(
+                    method, self.api_url + path, stream=True, allow_redirects=False,
+                    timeout=(min(CONNECT_SECONDS, self._timeout), self._timeout),
+                    **kw) as response:
+                answer = _Answer(response.status_code, response.headers.get("Retry-After"),
+                                 _read(response, deadline))
+        except (requests.RequestException, urllib3.exceptions.HTTPError) as err:
+            if time.monotonic() >= deadline:
+                raise Unavailable(f"no whole answer from {safe_url(self.api_url)} within "
+                                  f"{self._timeout:g} s") from None
             raise Unavailable(self._scrub(f"{type(err).__name__}: {err}")) from None
-        if response.status_code == 429:
-            raise RateLimited("HTTP 429 Too Many Requests",
-                              _retry_after(response.headers.get("Retry-After")))
-        if response.status_code in (401, 403):
+        finally:
+            timer.cancel()
+        if answer.status == 429:
+            raise RateLimited("HTTP 429 Too Many Requests", _retry_after(answer.retry_after))
+        if answer.status in (401, 403):
             raise KeysRefused(
                 f"{safe_url(self.api_url)}: the archive refused the keys (HTTP "
-                f"{response.status_code}); check WAYBACK_S3_ACCESS_KEY and "
+                f"{answer.status}); check WAYBACK_S3_ACCESS_KEY and "
                 "WAYBACK_S3_SECRET_KEY (an archive.org account's S3 keys, "
                 "https://archive.org/account/s3.php)")
-        code = response.status_code
-        if code >= 300 and code != 400:  # 400 carries the archive's reason as JSON
-            raise Unavailable(f"HTTP {response.status_code} from {safe_url(self.api_url)}")
-        return response
+        if answer.status >= 300 and answer.status != 400:  # 400: the archive's reason, JSON
+            raise Unavailable(f"HTTP {answer.status} from {safe_url(self.api_url)}")
+        return answer
 
-    def _json(self, response: requests.Response) -> dict[str, Any]:
+    def _json(self, answer: _Answer) -> dict[str, Any]:
         with contextlib.suppress(ValueError):
-            answer = response.json()
-            if isinstance(answer, dict):
-                return answer
-        raise Unavailable(f"HTTP {response.status_code}, not a JSON object")
+            found = load_json(answer.body, MAX_ANSWER_BYTES)
+            if isinstance(found, dict):
+                return found
+        raise Unavailable(f"HTTP {answer.status}, not a JSON object")
 
     def _reason(self, answer: dict[str, Any]) -> str:
         ext = answer.get("status_ext")
         message = answer.get("message") or answer.get("exception") or "no reason given"
         text = f"{ext} ({message})" if isinstance(ext, str) and ext else str(message)
-        return self._scrub(" ".join(text.split()))[:_MAX_REASON]
+        return self._scrub(text)[:_MAX_REASON]
 
     def _scrub(self, text: str) -> str:
-        """Return `text` (from the network, or an exception) without the keys in it."""
-        for secret in (self._keys.secret, self._keys.access):
-            if secret:
-                text = text.replace(secret, "***")
-        return scrub_urls(text)
+        """Return `text` (from the network, or an exception) as one line without control
+        characters, the keys (in any form an echo gives them) or credentials in URLs."""
+        # Controls go first: an escape sequence inside a key must not hide it from redact.
+        text = " ".join(clean_line(text).split())
+        return scrub_urls(redact(text, (self._keys.secret, self._keys.access,
+                                        f"{self._keys.access}:{self._keys.secret}")))
+
+
+def _read(response: requests.Response, deadline: float) -> bytes:
+    """Return the body of `response`: Unavailable past `deadline` or MAX_ANSWER_BYTES."""
+    body = bytearray()
+    for chunk in response.iter_content(16 * 1024):
+        body += chunk
+        if len(body) > MAX_ANSWER_BYTES:
+            raise Unavailable(f"an answer longer than {MAX_ANSWER_BYTES:,} bytes")
+        if time.monotonic() >= deadline:
+            raise Unavailable("the answer took longer than its time")
+    return bytes(body)
+
+
+class _Sockets:
+    """The sockets a client opened, so that a request past its time can be cut off."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open: list[socket.socket] = []
+
+    def add(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._open = [s for s in self._open if s.fileno() != -1] + [sock]
+
+    def shut(self) -> None:
+        with self._lock:
+            for sock in self._open:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)  # a blocked read returns at once
+
+
+def _adapter(sockets: _Sockets) -> HTTPAdapter:
+    """Return a transport whose connections hand their sockets to `sockets` (urllib3's
+    pool classes are the documented place to choose a connection class)."""
+
+    class Connection(urllib3.connection.HTTPConnection):
+        def connect(self) -> None:
+            super().connect()
+            sockets.add(self.sock)
+
+    class SecureConnection(urllib3.connection.HTTPSConnection):
+        def connect(self) -> None:
+            super().connect()
+            sockets.add(self.sock)
+
+    class Pool(urllib3.HTTPConnectionPool):
+        ConnectionCls = Connection
+
+    class SecurePool(urllib3.HTTPSConnectionPool):
+        ConnectionCls = SecureConnection
+
+    adapter = HTTPAdapter(max_retries=0)
+    adapter.poolmanager.pool_classes_by_scheme = {"http": Pool, "https": SecurePool}
+    return adapter
 
 
 def _retry_after(value: str | None) -> float | None:

@@ -11,7 +11,15 @@ are taken of.
 from chronicle.store.files import damaged, read_json
 from chronicle.store.hashing import dump_json, sha256_bytes, sha256_file
 from chronicle.store.lock import Access, StoreBusy, locked, reading
-from chronicle.store.mementos import MEMENTOS_DIR, Attempt, Memento, MementoRecord
+from chronicle.store.mementos import (
+    MEMENTOS_DIR,
+    Attempt,
+    Memento,
+    MementoRecord,
+    RecordCheck,
+    memento_url,
+    record_problems,
+)
 from chronicle.store.read import (
     DATA_DIR,
     DAYS_DIR,
@@ -30,7 +38,12 @@ from chronicle.store.verify import (
     verify_against,
     verify_store,
 )
-from chronicle.store.write import finish_interrupted, write_mementos, write_snapshot
+from chronicle.store.write import (
+    check_pending_mementos,
+    finish_interrupted,
+    write_mementos,
+    write_snapshot,
+)
 
 __all__ = [
     "DATA_DIR",
@@ -43,19 +56,23 @@ __all__ = [
     "Memento",
     "MementoRecord",
     "Problem",
+    "RecordCheck",
     "SnapshotInfo",
     "Store",
     "StoreBusy",
+    "check_pending_mementos",
     "damaged",
     "dump_json",
     "finish_interrupted",
     "locked",
+    "memento_url",
     "metrics_table",
     "parquet_bytes",
     "parse_head",
     "parse_snapshot_id",
     "read_json",
     "reading",
+    "record_problems",
     "refuse_unsealed",
     "rows_to_table",
     "sha256_bytes",

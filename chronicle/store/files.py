@@ -2,12 +2,14 @@
 
 A truncated Parquet file or a JSON file that no longer parses is met by `build` or
 `snapshot` long after it was written: the message names the file and the fix (restore
-it from git), never a traceback from deep inside a reader.
+it from git), never a traceback from deep inside a reader. So is a file whose bytes the
+chain vouches for but whose content is not what chronicle writes (someone who can write
+the repository can rewrite the chain too): JSON is parsed with a bound on its size and
+depth (clean.load_json), and a metrics table's columns must have the store's types.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -15,9 +17,16 @@ from typing import Any, TypeVar
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from chronicle.clean import load_json
 from chronicle.errors import StoreError
+from chronicle.models import ROW_KEYS
 
 T = TypeVar("T")
+# Far above what a run writes (a busy repository's threads of one night are a few MB),
+# far below what would exhaust a runner's memory.
+MAX_JSON_BYTES = 256 * 1024 * 1024
+# The store's one metrics shape (store/tables.py): every other column is a float64 metric.
+_ROW_TYPES = {"run": pa.string(), "step": pa.int64(), "timestamp": pa.float64()}
 
 
 def damaged(path: Path, what: str, err: object) -> StoreError:
@@ -28,18 +37,29 @@ def damaged(path: Path, what: str, err: object) -> StoreError:
         f"and restore it from git (`git checkout -- {path}`)")
 
 
-def read_json(path: Path, what: str) -> Any:
-    """Return the parsed JSON file `path`; StoreError naming it if it is not JSON."""
+def read_bounded(path: Path, max_bytes: int) -> bytes:
+    """Return the bytes of `path`; ValueError, without reading it, when it has more than
+    `max_bytes` (OSError when it cannot be read)."""
+    size = path.stat().st_size
+    if size > max_bytes:
+        raise ValueError(f"{size:,} bytes, more than the {max_bytes:,} it may have")
+    return path.read_bytes()
+
+
+def read_json(path: Path, what: str, max_bytes: int = MAX_JSON_BYTES) -> Any:
+    """Return the parsed JSON file `path`; StoreError naming it if it is not JSON (or is
+    larger or deeper than JSON the store holds)."""
     try:
-        return json.loads(path.read_bytes())
+        return load_json(read_bounded(path, max_bytes), max_bytes)
     except (OSError, ValueError) as err:
         raise damaged(path, what, err) from err
 
 
-def parse_json(blob: bytes, path: Path, what: str) -> Any:
-    """Return the parsed JSON `blob` read from `path`; StoreError naming it if not JSON."""
+def parse_json(blob: bytes, path: Path, what: str, max_bytes: int = MAX_JSON_BYTES) -> Any:
+    """Return the parsed JSON `blob` read from `path`; StoreError naming it if it is not
+    JSON (or is larger or deeper than JSON the store holds)."""
     try:
-        return json.loads(blob)
+        return load_json(blob, max_bytes)
     except ValueError as err:
         raise damaged(path, what, err) from err
 
@@ -51,10 +71,32 @@ def parquet_from_bytes(blob: bytes, path: Path, columns: Sequence[str] | None = 
     try:
         source = pa.BufferReader(blob)
         if schema_only:
-            return pq.read_schema(source).empty_table()
-        return pq.read_table(source, columns=list(columns) if columns is not None else None)
+            table = pq.read_schema(source).empty_table()
+        else:
+            table = pq.read_table(source, columns=list(columns) if columns is not None else None)
     except (OSError, pa.ArrowException) as err:
         raise damaged(path, "metrics file", err) from err
+    problem = metrics_schema_problem(table.schema, columns is None)
+    if problem:
+        raise damaged(path, "metrics file", problem)
+    return table
+
+
+def metrics_schema_problem(schema: pa.Schema, whole: bool = True) -> str | None:
+    """Return how `schema` differs from the store's metrics shape (None: it does not): run
+    string, step int64, timestamp float64 (each present, when `whole`), every other
+    column float64 (a metric: NaN and null are data, text is not)."""
+    names = schema.names
+    if whole and (missing := [k for k in ROW_KEYS if k not in names]):
+        return f"no {', '.join(missing)} column"
+    if len(set(names)) != len(names):
+        return "a column named twice"
+    for field in schema:
+        want = _ROW_TYPES.get(field.name, pa.float64())
+        if field.type != want and not (field.name not in _ROW_TYPES and pa.types.is_null(
+                field.type)):
+            return f"column {field.name[:80]!r} is {field.type}, not {want}"
+    return None
 
 
 def parquet_time_range(blob: bytes, path: Path) -> tuple[float, float] | None:
@@ -62,8 +104,12 @@ def parquet_time_range(blob: bytes, path: Path) -> tuple[float, float] | None:
     statistics (None: no rows, or no statistics)."""
     try:
         meta = pq.read_metadata(pa.BufferReader(blob))
+        schema = meta.schema.to_arrow_schema()
     except (OSError, pa.ArrowException) as err:
         raise damaged(path, "metrics file", err) from err
+    problem = metrics_schema_problem(schema)
+    if problem:
+        raise damaged(path, "metrics file", problem)
     names = [meta.schema.column(i).name for i in range(meta.num_columns)]
     if "timestamp" not in names or meta.num_rows == 0:
         return None

@@ -34,6 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from chronicle.clean import load_json
 from chronicle.errors import ChronicleError
 from chronicle.models import iso
 from chronicle.nofollow import (
@@ -75,7 +76,7 @@ def lock_path(store: Store) -> Path:
 def holder(path: Path) -> dict[str, Any] | None:
     """Return who holds (or last held) the lock at `path`, as written by the holder."""
     try:
-        data = json.loads(read_file(path, _HOLDER_BYTES) or b"null")
+        data = load_json(read_file(path, _HOLDER_BYTES) or b"null", _HOLDER_BYTES)
     except (OSError, ValueError, ChronicleError):
         return None
     return data if isinstance(data, dict) else None

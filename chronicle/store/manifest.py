@@ -20,6 +20,7 @@ SNAPSHOT_ID = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{6}Z$")
 MEMENTOS_PATH = re.compile(r"^mementos/\d{4}-\d{2}-\d{2}T\d{6}Z\.json$")
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _MAX_SHOWN = 60  # characters of a bad value quoted in a message
+MAX_MANIFEST_BYTES = 64 * 1024 * 1024  # a year of nightly manifests' corrections fits many times
 
 
 def _show(value: Any) -> str:

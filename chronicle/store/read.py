@@ -22,7 +22,6 @@ data only (README "Caches").
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -33,6 +32,7 @@ from typing import Any, TypeVar
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from chronicle.clean import load_json
 from chronicle.errors import StoreError
 from chronicle.models import (
     FailureRecord,
@@ -50,9 +50,10 @@ from chronicle.store.files import (
     parquet_time_range,
     parse_json,
     parse_json_records,
+    read_bounded,
 )
 from chronicle.store.hashing import sha256_bytes
-from chronicle.store.manifest import manifest_problems
+from chronicle.store.manifest import MAX_MANIFEST_BYTES, manifest_problems
 from chronicle.store.mementos import (
     MEMENTOS_DIR,
     RECORD_NAME,
@@ -133,8 +134,8 @@ def read_snapshot_info(folder: Path) -> SnapshotInfo:
     """Return the snapshot stored in `folder`; StoreError if its manifest is unreadable."""
     path = folder / MANIFEST
     try:
-        raw = path.read_bytes()
-        manifest = json.loads(raw)
+        raw = read_bounded(path, MAX_MANIFEST_BYTES)
+        manifest = load_json(raw, MAX_MANIFEST_BYTES)
     except (OSError, ValueError) as err:
         raise damaged(path, "manifest", err) from err
     problems = manifest_problems(manifest)
@@ -554,10 +555,15 @@ class Store:
 def _checked(path: Path, what: str, meta: Mapping[str, Any], recorded_by: str) -> bytes:
     """Return the bytes of `path` if they are the ones `meta` records; StoreError if not."""
     try:
-        blob = path.read_bytes()
+        # Not read at all when its size is not the one recorded (a planted file of any size).
+        size = path.stat().st_size
+        blob = path.read_bytes() if size == meta.get("size") else b""
     except OSError as err:
         raise damaged(path, what, f"listed in {recorded_by} but unreadable: {err}") from err
-    if len(blob) != meta.get("size") or sha256_bytes(blob) != meta.get("sha256"):
+    if size != meta.get("size"):
+        raise damaged(path, what, f"altered: its size is {size:,} bytes, {recorded_by} "
+                                  f"recorded {meta.get('size')}")
+    if sha256_bytes(blob) != meta.get("sha256"):
         raise damaged(path, what, f"altered: its sha256 is {sha256_bytes(blob)[:12]}…, "
                                   f"{recorded_by} recorded {str(meta.get('sha256'))[:12]}…")
     return blob

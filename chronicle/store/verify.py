@@ -18,18 +18,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from chronicle.clean import load_json
 from chronicle.errors import ChronicleError, StoreError
 from chronicle.models import parse_time
 from chronicle.nofollow import links_under
+from chronicle.store.files import read_bounded
 from chronicle.store.hashing import sha256_bytes, sha256_file
 from chronicle.store.manifest import (
+    MAX_MANIFEST_BYTES,
     SHA256,
     SNAPSHOT_ID,
     manifest_problems,
     mementos_problems,
     sealed_problems,
 )
-from chronicle.store.mementos import MEMENTOS_DIR, RECORD_NAME, parse_record
+from chronicle.store.mementos import MAX_RECORD_BYTES, MEMENTOS_DIR, RECORD_NAME, parse_record
 from chronicle.store.read import MANIFEST, MANIFEST_FORMAT, SnapshotInfo, Store, snapshot_id
 
 
@@ -110,8 +113,18 @@ def _check_mementos(store: Store, entry: _Entry, listed_by: dict[str, str]) -> l
                                f"lists {rel} again (already listed by {listed_by[rel]}): a "
                                "mementos record is put in the chain once"))
         listed_by.setdefault(rel, entry.folder.name)
-        out += _check_file(store, store.docs / rel, meta)
+        found = _check_file(store, store.docs / rel, meta)
+        out += found or _record_problems(store, store.docs / rel, "in the chain, but")
     return out
+
+
+def _record_problems(store: Store, path: Path, where: str) -> list[Problem]:
+    """Return the problem of a mementos record that is not one (none if it is)."""
+    try:
+        parse_record(read_bounded(path, MAX_RECORD_BYTES), path)
+    except (ChronicleError, OSError, ValueError) as err:
+        return [Problem(_rel(store, path), f"{where} unreadable: {err}")]
+    return []
 
 
 def _check_pending_mementos(store: Store, listed: set[str]) -> list[Problem]:
@@ -130,11 +143,7 @@ def _check_pending_mementos(store: Store, listed: set[str]) -> list[Problem]:
                                "2026-09-30T041200Z.json, written by `chronicle archive`): "
                                "remove it"))
             continue
-        try:
-            parse_record(child.read_bytes(), child)
-        except ChronicleError as err:
-            out.append(Problem(_rel(store, child), f"not in the chain yet, and unreadable: "
-                               f"{err}"))
+        out += _record_problems(store, child, "not in the chain yet, and")
     return out
 
 
@@ -191,12 +200,9 @@ def parse_head(data: bytes, source: str) -> Head:
     """
     fix = "pass a chronicle's api/latest.json, a MANIFEST.json, or the head's sha256"
     try:
-        doc = json.loads(data)
+        doc = load_json(data, MAX_MANIFEST_BYTES)
     except ValueError as err:
-        raise ChronicleError(f"{source}: not JSON ({err}); {fix}") from None
-    except RecursionError:
-        raise ChronicleError(f"{source}: not JSON a chronicle writes (nested too deeply to "
-                             f"read); {fix}") from None
+        raise ChronicleError(f"{source}: not JSON a chronicle writes ({err}); {fix}") from None
     if isinstance(doc, Mapping) and isinstance(doc.get("head"), Mapping):
         head = doc["head"]
         sid, sha = head.get("snapshot"), head.get("sha256")
@@ -295,11 +301,12 @@ def _read_entries(store: Store) -> tuple[list[_Entry], list[Problem]]:
             problems.append(Problem(where, "missing: every snapshot folder has a manifest"))
             entries.append(_Entry(child, None, None))
             continue
-        raw = path.read_bytes()
+        raw: bytes | None = None
         try:
-            manifest: Any = json.loads(raw)
-        except ValueError as err:
-            problems.append(Problem(where, f"not valid JSON ({err})"))
+            raw = read_bounded(path, MAX_MANIFEST_BYTES)
+            manifest: Any = load_json(raw, MAX_MANIFEST_BYTES)
+        except (OSError, ValueError) as err:
+            problems.append(Problem(where, f"not a manifest chronicle can read ({err})"))
             entries.append(_Entry(child, raw, None))
             continue
         found = manifest_problems(manifest)

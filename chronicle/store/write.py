@@ -36,10 +36,12 @@ from chronicle.nofollow import folder as folder_fd
 from chronicle.nofollow import read_file
 from chronicle.store.hashing import dump_json, sha256_bytes, sha256_file
 from chronicle.store.mementos import (
+    MAX_RECORD_BYTES,
     MEMENTOS_DIR,
     RECORD_NAME,
     Attempt,
     Memento,
+    RecordCheck,
     parse_record,
     record_bytes,
 )
@@ -69,6 +71,7 @@ def write_snapshot(
     sealed: Mapping[str, Mapping[str, bytes]] | None = None,
     extra: Mapping[str, Any] | None = None,
     pulls: list[PullRequest] | None = None,
+    check_record: RecordCheck | None = None,
 ) -> SnapshotInfo:
     """Append one snapshot (and seal the given days); return it.
 
@@ -76,6 +79,8 @@ def write_snapshot(
     (source failed) writes no file.
     `pulls` None (GitHub failed, or no `github.pulls` configured) writes no pulls.json.
     `sealed` maps a day (YYYY-MM-DD) to its files, paths relative to docs/.
+    `check_record` says why a pending mementos record is not the chronicle's to chain
+    (the snapshot stage knows its pages and archive); one with a problem is refused.
     """
     # Load inputs.
     sid = snapshot_id(taken_at)
@@ -100,7 +105,7 @@ def write_snapshot(
                 _stage_day_file(store, tmp, rel, blob, sealed_paths)
                 sealed_meta[day][rel] = {"sha256": sha256_bytes(blob), "size": len(blob)}
         manifest = _manifest(sid, taken_at, latest, files, statuses, sealed_meta, extra)
-        listed = _pending_mementos(store)
+        listed = _pending_mementos(store, check_record)
         if listed:  # absent when there is none: manifests without mementos are as before
             manifest["mementos"] = listed
         (tmp / MANIFEST).write_bytes(dump_json(manifest))
@@ -159,16 +164,40 @@ def _manifest(sid: str, taken_at: datetime, latest: SnapshotInfo | None,
     }
 
 
-def _pending_mementos(store: Store) -> dict[str, dict[str, Any]]:
+def _pending_mementos(store: Store, check: RecordCheck | None = None
+                      ) -> dict[str, dict[str, Any]]:
     """Return the mementos records `chronicle archive` wrote since the newest snapshot
-    (path relative to docs/ -> {sha256, size}), each read once without following a link
-    and parsed: a damaged one is refused (StoreError naming it), never put in the chain."""
+    (path relative to docs/ -> {sha256, size}), each read once without following a link,
+    parsed and passed through `check` from the same bytes: a damaged or foreign one is
+    refused (StoreError naming it), never put in the chain."""
     out: dict[str, dict[str, Any]] = {}
     for rel in store.pending_memento_paths():
-        blob = read_file(store.docs / rel)
-        parse_record(blob, store.docs / rel)
+        path = store.docs / rel
+        blob = read_file(path, MAX_RECORD_BYTES)
+        record = parse_record(blob, path)
+        problems = check(record) if check is not None else []
+        if problems:
+            raise refused_record(path, problems)
         out[rel] = {"sha256": sha256_bytes(blob), "size": len(blob)}
     return out
+
+
+def check_pending_mementos(store: Store, check: RecordCheck) -> None:
+    """Refuse (StoreError naming it) a pending mementos record the next snapshot would not
+    chain: a snapshot checks them before it fetches anything."""
+    _pending_mementos(store, check)
+
+
+def refused_record(path: Path, problems: Sequence[str]) -> StoreError:
+    """Return the error for a pending mementos record that is not this chronicle's."""
+    more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+    return StoreError(
+        f"{path}: not a mementos record of this chronicle ({'; '.join(problems[:3])}{more}); "
+        "it was not put in the chain. `chronicle archive` writes these records; one that came "
+        "from elsewhere (a pull request, a copied folder) is not to be trusted: remove it "
+        f"(`git rm {path}`: nothing published depends on a record not yet chained) and run "
+        "the snapshot again. If WAYBACK_API_URL named another archive when it was written, "
+        "set it to that archive for the snapshot too")
 
 
 def write_mementos(store: Store, now: datetime, mementos: Sequence[Memento],

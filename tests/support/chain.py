@@ -63,3 +63,12 @@ def rewrite_manifest(docs: Path, sid: str, manifest: dict[str, object]) -> None:
         m["previous"]["sha256"] = previous
         later.write_bytes(dump_json(m))
         previous = sha256_bytes(later.read_bytes())
+
+
+def rewrite_snapshot_file(docs: Path, sid: str, name: str, blob: bytes) -> None:
+    """Replace snapshot `sid`'s data file `name` by `blob`, record it in the snapshot's
+    manifest and fix every later `previous` up: the chain holds, the content is forged."""
+    (docs / "data" / sid / name).write_bytes(blob)
+    manifest = json.loads((docs / "data" / sid / "MANIFEST.json").read_bytes())
+    manifest["files"][name] = {"sha256": sha256_bytes(blob), "size": len(blob)}
+    rewrite_manifest(docs, sid, manifest)

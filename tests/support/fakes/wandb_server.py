@@ -37,6 +37,7 @@ class FakeRun:
     display_name: str | None = None
     group: str | None = None
     config: dict[str, Any] = field(default_factory=dict)  # GraphQL shape: {k: {"value": v}}
+    config_text: str | None = None  # sent instead of `config`, as is (JSON too deep to dump)
     summary: dict[str, Any] = field(default_factory=dict)
     # History rows sorted by `_step`; a str is sent as-is (raw JSON text, may be broken).
     rows: Sequence[dict[str, Any] | str] = field(default_factory=list)
@@ -58,7 +59,7 @@ class FakeRun:
             "displayName": self.display_name or self.name,
             "sweepName": None,
             "state": self.state,
-            "config": json.dumps(self.config),
+            "config": self.config_text or json.dumps(self.config),
             "group": self.group,
             "jobType": None,
             "commit": None,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -39,6 +40,11 @@ class FakeWayback:
     pending_polls: int = 2
     limit_after: int | None = None
     echo_auth: bool = False  # an error message that repeats the Authorization header
+    # ...written in some other form (percent-encoded, base64...): what the message holds
+    echo_form: Callable[[str], str] | None = None
+    say: str = ""  # added to every error message (terminal escapes, say)
+    drip: float = 0.0  # seconds between the bytes of each answer (a slow server)
+    pad: int = 0  # bytes of padding in each answer (an oversized one)
     on_day: str | None = None  # YYYYMMDD of the captures (None: today, UTC, as the real one)
     log: list[dict[str, Any]] = field(default_factory=list)
     jobs: dict[str, Job] = field(default_factory=dict)
@@ -89,9 +95,10 @@ class FakeWayback:
             return 429, {"Retry-After": "0"}, {"message": "Too Many Requests"}
         plan = self.plans.get(url, "ok")
         if plan == "reject":
-            message = "Cannot capture this URL"
+            message = "Cannot capture this URL" + self.say
             if self.echo_auth:
-                message += f" (request had {headers.get('Authorization')})"
+                auth = str(headers.get("Authorization"))
+                message += f" (request had {self.echo_form(auth) if self.echo_form else auth})"
             return 200, {}, {"status": "error", "status_ext": "error:blocked-url",
                              "message": message}
         job_id = f"spn2-{len(self.jobs):08x}"
@@ -108,8 +115,8 @@ class FakeWayback:
             return 200, {}, {"status": "pending", "job_id": job_id, "resources": []}
         if job.plan == "error":
             return 200, {}, {"status": "error", "status_ext": "error:not-found",
-                             "message": "Server returned HTTP status 404.", "job_id": job_id,
-                             "resources": []}
+                             "message": "Server returned HTTP status 404." + self.say,
+                             "job_id": job_id, "resources": []}
         return 200, {}, {"status": "success", "job_id": job_id, "original_url": job.url,
                          "timestamp": self._timestamp(), "duration_sec": 6.2,
                          "resources": [job.url], "outlinks": {}}
@@ -130,6 +137,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _reply(self, answer: Callable[..., tuple[int, dict[str, str], Any]],
                form: dict[str, str]) -> None:
         code, headers, body = answer(self.command, self.path, form, dict(self.headers))
+        if self.owner.pad and isinstance(body, dict):
+            body = {**body, "padding": "x" * self.owner.pad}
         blob = json.dumps(body).encode()
         self.send_response(code)
         self.send_header("Content-Type", "application/json")
@@ -137,7 +146,16 @@ class _Handler(BaseHTTPRequestHandler):
         for k, v in headers.items():
             self.send_header(k, v)
         self.end_headers()
-        self.wfile.write(blob)
+        if not self.owner.drip:
+            self.wfile.write(blob)
+            return
+        for i in range(len(blob)):  # one byte at a time, never fast enough to time out a read
+            try:
+                self.wfile.write(blob[i:i + 1])
+                self.wfile.flush()
+            except OSError:
+                return  # the client gave up
+            time.sleep(self.owner.drip)
 
     def do_GET(self) -> None:
         self._reply(self.owner.answer, {})
