@@ -18,6 +18,7 @@ from chronicle.models import FailureRecord, SourceStatus
 from chronicle.render.archive_pages import failure_anchor, failures_page
 from chronicle.render.i18n import ENGLISH
 from chronicle.store import Store, write_snapshot
+from tests.support.ledger import ledger_of
 from tests.support.site_factory import SITE_URL, Built, chronicle_build, make_chronicle
 
 SIXTH = datetime(2026, 8, 25, 3, 17, tzinfo=UTC)
@@ -226,7 +227,7 @@ def test_evidence_items_are_separate_numbered_items(
 
 def test_with_nothing_open_the_page_says_so() -> None:
     closed = FailureRecord("rack-3", "manual", _at(22, 4), _at(22, 5, 30), "Rack 3 lost power")
-    page = failures_page([closed], "2026-08-23T031700Z", ENGLISH)
+    page = failures_page([closed], "2026-08-23T031700Z", ENGLISH, ledger_of([closed]))
     still_open = page[page.index("## Still open"):page.index("## Totals by kind")]
     assert "None: every failure record known at this snapshot has ended." in still_open
     assert "failure:" not in still_open and 'id="failure:rack-3"' in page

@@ -19,15 +19,16 @@ from chronicle.config.default_checks import DEFAULT_CHECKS
 from chronicle.models import FailureRecord
 from chronicle.render import fmt_zh
 from chronicle.render.i18n import ENGLISH, LOCALE_DIR, language, load_catalog
+from chronicle.render.ledger_text import correction_why
 from chronicle.render.record_text import (
     check_reason,
-    correction_reason,
     day_title,
     evidence_text,
     failure_text,
     inference_text,
 )
 from tests.support.catalog import extract, read, translated
+from tests.support.ledger import ledger_of
 from tests.support.paths import REPO
 from tests.support.steps import unformatted_steps
 
@@ -105,7 +106,8 @@ def test_formats_follow_the_language() -> None:
     assert ZH.hours(1_700_000) == "170万" and ZH.hours(960) == "960"
     assert ZH.date("2026-09-08") == "2026年9月8日"
     assert ZH.time("2026-09-08T03:17:00Z") == "2026年9月8日 03:17 UTC"
-    assert (ZH.duration(7500), ZH.duration(720)) == ("2小时05分", "12分钟")
+    assert (ZH.duration(7500), ZH.duration(720), ZH.duration(0), ZH.duration(3 * 86400 + 4 * 3600)) \
+        == ("2 小时 5 分钟", "12 分钟", "0 分钟", "3 天 4 小时")  # the glossary's one form
     assert ZH.term("gap", "failure kind") == "中断"
     assert ZH.term("open", "issue state") != ZH.term("open", "failure end")
     assert ZH.term("hand-made", "failure kind") == "hand-made"  # a user's word stays
@@ -195,9 +197,9 @@ def test_the_records_sentences_are_said_in_chinese_from_their_facts() -> None:
                      ZH) == "第 12 天 · 2026年8月31日"
     correction = {"reason": "3 metric row(s) of this day arrived after it was sealed",
                   "late_rows": 3}
-    assert HAN.search(correction_reason(correction, ZH))
+    assert HAN.search(correction_why(correction, ZH))
     # A record sealed before it carried its facts is shown as written, never guessed at.
-    assert correction_reason({"reason": "old words"}, ZH) == "old words"
+    assert correction_why({"reason": "old words"}, ZH) == "old words"
 
 
 def test_charts_are_drawn_in_the_language_they_are_built_in() -> None:
@@ -250,9 +252,10 @@ def test_a_template_compiled_in_one_language_renders_in_another() -> None:
 
     still_open = FailureRecord("slow-io", "issue", datetime(2026, 8, 23, 9, tzinfo=UTC), None,
                                "Checkpoint writes are slow")
-    english = failures_page([still_open], None, ENGLISH)
-    chinese = failures_page([still_open], None, ZH)
-    again = failures_page([still_open], None, ENGLISH)
+    ledger = ledger_of([still_open])
+    english = failures_page([still_open], None, ENGLISH, ledger)
+    chinese = failures_page([still_open], None, ZH, ledger)
+    again = failures_page([still_open], None, ENGLISH, ledger)
     assert "09:00 – open</a>" in english and english == again
     assert "09:00 – 未结束</a>" in chinese and "open</a>" not in chinese
 

@@ -64,7 +64,8 @@ def test_a_run_that_ends_short_of_the_budget_says_so() -> None:
     out: dict[str, str | bytes] = {}
     page = render_home(i, out, ENGLISH)
     assert "18T of 18T tokens (99.9% of the budget): the run finished 10B tokens short" in page
-    assert "would be reached" not in page and "the run finished on" in page
+    assert "would be reached" not in page and "**Finished on day 3 of the 10 planned**" \
+        in page
 
 
 def _gap_open_since_the_last_row(i: HomeInputs) -> FailureRecord:

@@ -49,6 +49,9 @@ def test_check_values_read_in_their_metric_format() -> None:
     gap = {"rule": "gap_minutes > 10", "metric": ["telemetry"]}
     assert check_value({**gap, "value": 51.5}, config, ENGLISH) == "52 min"
     assert check_value({**gap, "value": 460}, config, ENGLISH) == "7 h 40 min"
-    assert check_value({**gap, "value": 460}, config, language("zh")) == "7小时40分"
+    assert check_value({**gap, "value": 460}, config, language("zh")) == "7 小时 40 分钟"
+    # A count is a whole number ("2", never "2.0"), with its separators.
     assert check_value({"value": 2, "rule": "count > 0", "metric": ["failures.loss_spike"]},
-                       config, ENGLISH) == "2.0"
+                       config, ENGLISH) == "2"
+    assert check_value({"value": 4096.0, "rule": "nan_count > 0", "metric": ["loss"]},
+                       config, ENGLISH) == "4,096"

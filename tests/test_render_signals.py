@@ -144,9 +144,9 @@ def test_a_feed_title_carries_the_days_verdict_in_a_few_words() -> None:
            "prediction": {"outside_band": False, "residual": 0.001}}
     days = [*CONTEXT_DAYS[:2], day]
     assert short_verdict(day, dropping_facts(days), ENGLISH) == (
-        "run finished, loss on the prediction, dropping ×2.4, 1 risk point fired")
+        "run finished, loss on the prediction, dropping ×2.4, risk point “R” fired")
     assert short_verdict(day, dropping_facts(days), language("zh")) == (
-        "运行已结束、损失符合预测、丢弃率 ×2.4、1 个风险点触发")
+        "运行已结束、损失符合预测、丢弃率 ×2.4、风险点“R”触发")
     # A quiet day says nothing: its title stays the page's.
     assert short_verdict(CONTEXT_DAYS[0], dropping_facts(CONTEXT_DAYS[:1]), ENGLISH) == ""
 

@@ -17,13 +17,23 @@ Figure = tuple[float | None, str, str | None]  # value, artifact, its sha256
 
 def figures(config: RunConfig, cost: Mapping[str, Any], days: Sequence[Mapping[str, Any]],
             config_artifact: tuple[str, str | None],
-            data_artifact: tuple[str, str | None]) -> dict[str, Figure]:
-    """Return figure name -> (value, artifact, sha256) for every comparable figure."""
+            data_artifact: tuple[str, str | None],
+            restarts: float | None = None) -> dict[str, Figure]:
+    """Return figure name -> (value, artifact, sha256) for every comparable figure.
+
+    `restarts`: the run's, as the ledger counts them (analysis/ledger.py; default: the sum
+    of the sealed days'). Once the run has finished, its projected cost is its final cost:
+    a claim about what the run would cost is judged against what it did cost.
+    """
     c, d = config_artifact, data_artifact
     mfus = sorted(x["throughput"]["mfu_p50"] for x in days
                   if x["throughput"].get("mfu_p50") is not None)
     usd = list((cost.get("usd") or {}).values())
     projected = list((cost.get("projected_usd") or {}).values())
+    if cost.get("finished"):
+        projected = usd
+    if restarts is None and days:
+        restarts = float(sum(x.get("restarts") or 0 for x in days))
     return {
         "config.accelerators": (float(config.run.accelerators.count), *c),
         "config.token_budget": (config.run.token_budget, *c),
@@ -35,7 +45,7 @@ def figures(config: RunConfig, cost: Mapping[str, Any], days: Sequence[Mapping[s
         "data.accelerator_hours": (cost.get("accelerator_hours"), *d),
         "data.cost_usd": (max(usd) if usd else None, *d),
         "data.projected_cost_usd": (max(projected) if projected else None, *d),
-        "data.restarts": (float(sum(x.get("restarts") or 0 for x in days)) if days else None, *d),
+        "data.restarts": (restarts, *d),
         "data.days": (float(len(days)) if days else None, *d),
     }
 

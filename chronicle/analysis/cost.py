@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
+from chronicle.analysis.ledger import Ledger
 from chronicle.analysis.run_state import RunState
 from chronicle.config import RunConfig
-from chronicle.models import RESTART_KINDS, FailureRecord
 
 RECENT_DAYS = 7  # the sustained rate the projection extrapolates
 
@@ -71,15 +71,19 @@ def summarize_cost(days: Sequence[Mapping[str, Any]], config: RunConfig,
     }
 
 
-def summarize_throughput(days: Sequence[Mapping[str, Any]], failures: Sequence[FailureRecord],
+def summarize_throughput(days: Sequence[Mapping[str, Any]], ledger: Ledger,
                          config: RunConfig) -> dict[str, Any]:
-    """Return per-day compute vs sustained throughput, the gap split, and reliability."""
+    """Return per-day compute vs sustained throughput, the gap split, and reliability: its
+    downtime, restarts and lost accelerator-hours the ledger's (each total the sum of its
+    days: analysis/ledger.py)."""
+    counted = ledger.per_day()
     rows = []
     for d in days:
         th = d["throughput"]
         compute, tokens = th.get("compute_tokens_per_second_p50"), d["tokens"].get("day")
         wall = (d.get("accelerator_hours") or 0.0) * 3600.0 / config.run.accelerators.count
-        down = d.get("downtime_seconds") or 0.0
+        figures = counted.get(d["date"]) or {}
+        down = figures.get("downtime_seconds", d.get("downtime_seconds") or 0.0)
         busy = tokens / compute if compute and tokens is not None else None
         rows.append({
             "date": d["date"], "compute": compute, "sustained": th.get(
@@ -91,13 +95,12 @@ def summarize_throughput(days: Sequence[Mapping[str, Any]], failures: Sequence[F
             "mfu_p90": th.get("mfu_p90"), "mfu_unit": th.get("mfu_unit", "percent"),
             "drop_p50": d["moe"].get("drop_fraction_p50"),
             "drop_max": d["moe"].get("drop_fraction_max"), "phase": d.get("phase"),
-            "restarts": d.get("restarts") or 0,
+            "restarts": int(figures.get("restarts", d.get("restarts") or 0)),
         })
     wall = sum(r["wall_seconds"] for r in rows)
     tokens = sum(d["tokens"]["day"] or 0.0 for d in days)
     computes = [r["compute"] for r in rows if r["compute"] is not None]
-    restarts = [f for f in failures if f.kind in RESTART_KINDS]
-    lost = [f.accelerator_hours_lost for f in failures if f.accelerator_hours_lost is not None]
+    restarts = sum(r["restarts"] for r in rows)
     phases: dict[str, list[float]] = {}
     for r in rows:
         if r["drop_p50"] is not None:
@@ -113,10 +116,11 @@ def summarize_throughput(days: Sequence[Mapping[str, Any]], failures: Sequence[F
             "overhead_seconds": sum(r["overhead_seconds"] or 0.0 for r in rows),
             "wall_seconds": wall,
         },
-        "restarts": len(restarts),
-        "mtbf_hours": wall / 3600.0 / len(restarts) if restarts else None,
-        "accelerator_hours_lost": sum(lost) if lost else 0.0,
-        "unknown_loss_records": sum(1 for f in failures if f.accelerator_hours_lost is None),
+        "restarts": restarts,
+        "mtbf_hours": wall / 3600.0 / restarts if restarts else None,
+        "mtbf_seconds": wall / restarts if restarts else None,
+        "accelerator_hours_lost": sum(counted.get(r["date"], {}).get("accelerator_hours_lost",
+                                                                     0.0) for r in rows),
         "drop_by_phase": {k: float(np.median(v)) for k, v in phases.items()},
         "sequence_length": config.run.sequence_length,
     }

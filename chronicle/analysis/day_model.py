@@ -236,6 +236,9 @@ class DaySummary(TypedDict):
     risks: NotRequired[list[RiskRecord]]
     provenance: NotRequired[dict[str, Any]]
     corrections: NotRequired[list[dict[str, Any]]]
+    # What happened that day (analysis/ledger.py Event.to_json), as of its figures; on the
+    # first day a night seals, with the corrections of earlier days found since.
+    ledger: NotRequired[list[dict[str, Any]]]
     # Only on a day sealed after sealing.max_wait_days without every source (snapshot/plan.py).
     missing_sources: NotRequired[list[dict[str, Any]]]
 

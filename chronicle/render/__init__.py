@@ -185,8 +185,7 @@ def environment() -> Environment:
 
     env.filters.update({name: _with_language(fn) for name, fn in (
         ("what", record_text.failure_text), ("title", record_text.day_title),
-        ("reason", record_text.check_reason), ("method", record_text.claim_method),
-        ("because", record_text.correction_reason))})
+        ("reason", record_text.check_reason), ("method", record_text.claim_method))})
     return env
 
 

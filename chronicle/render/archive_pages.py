@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import string
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from urllib.parse import urlsplit
 
 from chronicle.analysis.day_model import DaySummary
+from chronicle.analysis.ledger import Ledger
 from chronicle.config import RunConfig
 from chronicle.models import FailureRecord
 from chronicle.render import href, render
@@ -62,34 +63,51 @@ class _Row:
 
 
 def failures_page(failures: Sequence[FailureRecord], snapshot: str | None,
-                  lang: Language) -> str:
-    """Return the Failures page: the open records, totals by kind, then every other
-    record by the UTC day it started, newest first."""
+                  lang: Language, ledger: Ledger) -> str:
+    """Return the Failures page: the open records, the ledger's downtime by kind, then
+    every other record by the UTC day it started, newest first.
+
+    Downtime and lost accelerator-hours are the ledger's (analysis/ledger.py): gaps, forks
+    and recorded restarts, each second counted once, never after the run's finish; the
+    Throughput page and every day count the same. Incidents people reported describe
+    such downtime (or a slowdown): their own estimates are shown, never added.
+    """
+    counted = {str(e.facts["record"]): e.figures for e in ledger.of_kind("downtime")}
     kinds: dict[str, list[FailureRecord]] = defaultdict(list)
     for f in failures:
         kinds[f.kind].append(f)
-    by_kind = [(k, len(v), sum(f.duration_seconds or 0.0 for f in v),
-                sum(f.accelerator_hours_lost or 0.0 for f in v)) for k, v in sorted(kinds.items())]
+    by_kind = []
+    for kind, records in sorted(kinds.items()):
+        figures = [counted[f.id] for f in records if f.id in counted]
+        by_kind.append({
+            "kind": kind, "records": len(records),
+            "seconds": sum(x.get("downtime_seconds", 0.0) for x in figures) if figures
+            else None,
+            "hours": sum(x.get("accelerator_hours_lost", 0.0) for x in figures) if figures
+            else None,
+            "reported": None if figures else sum(f.accelerator_hours_lost or 0.0
+                                                 for f in records
+                                                 if f.accelerator_hours_lost is not None)
+            if any(f.accelerator_hours_lost is not None for f in records) else None})
+    totals = ledger.totals()
     newest = sorted(failures, key=lambda f: (f.start, f.id), reverse=True)
     days: dict[date, list[_Row]] = defaultdict(list)
     for f in newest:
         if f.end is not None:
-            days[_utc(f.start).date()].append(_row(f, lang))
+            days[_utc(f.start).date()].append(_row(f, lang, counted.get(f.id)))
     return render(
         "failures.md.j2", lang, count=len(failures), snapshot=snapshot,
-        still_open=[_row(f, lang) for f in newest if f.end is None],
-        days=list(days.items()),
-        total_seconds=sum(f.duration_seconds or 0.0 for f in failures),
-        total_hours=sum(f.accelerator_hours_lost or 0.0 for f in failures),
-        unknown_hours=sum(1 for f in failures if f.accelerator_hours_lost is None),
-        by_kind=by_kind)
+        still_open=[_row(f, lang, counted.get(f.id)) for f in newest if f.end is None],
+        days=list(days.items()), total_seconds=totals["downtime_seconds"],
+        total_hours=totals["accelerator_hours_lost"], restarts=int(totals["restarts"]),
+        incidents=len(ledger.of_kind("incident")), by_kind=by_kind)
 
 
 def _utc(when: datetime) -> datetime:
     return when.astimezone(UTC)
 
 
-def _row(f: FailureRecord, lang: Language) -> _Row:
+def _row(f: FailureRecord, lang: Language, counted: Mapping[str, float] | None) -> _Row:
     start = _utc(f.start)
     clock = f"{start:%H:%M}"
     if f.end is None:  # no day heading above it: its date is said (the template adds "open")
@@ -101,7 +119,10 @@ def _row(f: FailureRecord, lang: Language) -> _Row:
         # A record shorter than half a minute (a NaN row, a spike) shows its time only.
         short = (end - start).total_seconds() < 30
         duration = "" if short else lang.duration(f.duration_seconds)
-    hours = f.accelerator_hours_lost if finite(f.accelerator_hours_lost) else None
+    # Downtime: what the ledger counts of it (a second another record counted is not
+    # counted again); an incident or a spike: what its record says, if anything.
+    hours = counted.get("accelerator_hours_lost") if counted is not None else (
+        f.accelerator_hours_lost if finite(f.accelerator_hours_lost) else None)
     evidence = tuple((_link_label(u), u) if (u := href(e)) else (e, "")
                      for e in evidence_text(f, lang))
     return _Row(failure_anchor(f.id), f.end is not None, when, duration,

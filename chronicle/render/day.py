@@ -7,7 +7,7 @@ must be true at sealing time (no link to a next day that does not exist yet).
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from chronicle.analysis.day_model import DaySummary
@@ -26,8 +26,9 @@ from chronicle.render.formats import (
     fmt_signed,
 )
 from chronicle.render.i18n import ENGLISH, Language
+from chronicle.render.ledger_text import day_lines, grouped_corrections, headline
 from chronicle.render.metrics import check_value
-from chronicle.render.prose import describe_correction, residual_line, write_summary
+from chronicle.render.prose import residual_line, write_summary
 from chronicle.render.record_text import day_title
 from chronicle.render.robust import link_version, outbound_link
 from chronicle.render.sanitize import comment_block, plain_text
@@ -217,13 +218,34 @@ def render_day_markdown(day: DaySummary, charts: Mapping[str, Mapping[str, Any]]
         downloads=[f"{date}/{n}.vl.json" for n in names],
         config=config, parse_time=parse_time, provenance=prov_rows,
         provenance_files=prov_files,
-        corrections=day.get("corrections") or [],
-        describe=lambda c: describe_correction(c, lang),
+        corrections=day_corrections(day, lang),
+        happened=happened(day, config, lang),
         health=_health(day, config, lang), residual=residual_line(day.get("prediction"), lang),
         changes=what_changed(day, lang),
         outbound=lambda label, url: outbound_link(label, url, version),
     )
     return front_matter(meta) + body
+
+
+def happened(day: Mapping[str, Any], config: RunConfig, lang: Language,
+             events: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any] | None:
+    """Return what a day opens with: its headline and the sentences of its other events
+    (`events`: the ledger's, for a day sealed before its JSON recorded them; None: the
+    day's own `ledger`). None when there is neither."""
+    told_events = day.get("ledger") if events is None else events
+    if told_events is None:
+        return None
+    lines = day_lines(told_events, lang, config, str(day["date"]))
+    return {"headline": headline(lines, day, lang), "more": lines[1:]}
+
+
+def day_corrections(day: Mapping[str, Any], lang: Language) -> list[dict[str, Any]]:
+    """Return the corrections a day's entry announces: late rows (the manifests') and
+    what the ledger found later, each {day, id, text}."""
+    found = [*(day.get("corrections") or []),
+             *({**e["facts"], "id": e["id"]} for e in day.get("ledger") or ()
+               if e["kind"] == "correction")]
+    return grouped_corrections(found, lang)
 
 
 def _health(day: DaySummary, config: RunConfig, lang: Language) -> dict[str, Any] | None:

@@ -25,7 +25,8 @@ from chronicle.render import anchor, href
 from chronicle.render.archive_pages import failure_anchor
 from chronicle.render.day import key_figures
 from chronicle.render.i18n import Language
-from chronicle.render.prose import describe_correction, write_summary
+from chronicle.render.ledger_text import headline
+from chronicle.render.prose import write_summary
 from chronicle.render.record_text import failure_text
 
 FEEDS = {
@@ -70,19 +71,19 @@ def failure_items(failures: Sequence[FailureRecord], first_seen: Mapping[str, da
     return sorted(out, key=lambda i: (i.published, i.guid))
 
 
-def correction_items(corrections: Sequence[Mapping[str, Any]],
-                     announced_in: Mapping[str, str], site_url: str,
+def correction_items(corrections: Sequence[Mapping[str, Any]], site_url: str,
                      lang: Language) -> list[Item]:
-    """Return one item per correction, dated when the snapshot that found it was taken."""
+    """Return one item per correction (render/ledger_text.py correction_rows), dated when
+    it was found, linking the day it corrects."""
     _ = lang.gettext
     out = []
     for c in corrections:
         found = parse_time(c["found_at"])
         assert found is not None
         link = f"{site_url}days/{c['day']}.html"
-        entry = announced_in.get(c["id"])
+        entry = c.get("announced_in")
         page = f'<a href="{link}">{escape(lang.date(c["day"]))}</a>'
-        html = f"<p>{escape(describe_correction(c, lang))}</p><p>"
+        html = f"<p>{escape(c['text'])}</p><p>"
         if entry:
             html += _("The sealed page {page} is unchanged; the correction is announced in "
                       "the entry of {entry}.").format(
@@ -93,7 +94,7 @@ def correction_items(corrections: Sequence[Mapping[str, Any]],
         html += "</p>"
         out.append(Item(f"{site_url}corrections.html#{c['id']}", found,
                         _("Correction to {day}: {figure}").format(
-                            day=lang.date(c["day"]), figure=c["figure"]), link, html))
+                            day=lang.date(c["day"]), figure=c["name"]), link, html))
     return sorted(out, key=lambda i: (i.published, i.guid))
 
 
@@ -136,10 +137,12 @@ def json_feed(items: Sequence[Item], title: str, description: str, page_url: str
 
 
 def day_item_html(day: DaySummary, site_url: str, image: str | None, image_alt: str,
-                  verdicts: Sequence[tuple[str, str]], lang: Language) -> str:
-    """Return a daily feed item's HTML, every link absolute: the summary, the loss chart
-    (`image`: its path under the site; a PNG where there is one, linking the SVG), the key
-    figures and the three signals' verdicts as of the day's sealing."""
+                  verdicts: Sequence[tuple[str, str]], lang: Language,
+                  happened: Sequence[str] = ()) -> str:
+    """Return a daily feed item's HTML, every link absolute: what happened that day (the
+    day page's opening: `happened`, render/ledger_text.py day_lines), the summary, the
+    loss chart (`image`: its path under the site; a PNG where there is one, linking the
+    SVG), the key figures and the three signals' verdicts as of the day's sealing."""
     _ = lang.gettext
     # Words said outside the f-strings: the catalog's extractor does not look inside one.
     as_svg, key_title, figure, this_day, change_word, signals_title = (
@@ -148,7 +151,11 @@ def day_item_html(day: DaySummary, site_url: str, image: str | None, image_alt: 
     page = f"{site_url}days/{day['date']}.html"
     # The sealed summary is English; another language writes its own from the numbers.
     summary = str(day.get("summary") or "") if lang.english else write_summary(day, lang)
-    parts = [f"<p>{escape(summary)}</p>"]
+    parts = [f"<p><strong>{escape(headline(happened, day, lang))}</strong></p>"]
+    if len(happened) > 1:
+        parts.append("<ul>" + "".join(f"<li>{escape(line)}</li>" for line in happened[1:])
+                     + "</ul>")
+    parts.append(f"<p>{escape(summary)}</p>")
     if image:
         svg = image.rsplit(".", 1)[0] + ".svg"
         parts.append(f'<p><a href="{escape(page)}"><img src="{escape(site_url + image)}" '

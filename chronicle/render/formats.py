@@ -148,17 +148,18 @@ def fmt_usd(value: Any, digits: int = 0, *, zh: bool) -> str:
 
 
 def fmt_duration(seconds: Any, *, zh: bool) -> str:
-    """Return seconds as '2 h 05 min', '12 min' or '3 d 4 h' (2小时05分, 12分钟, 3天4小时)."""
+    """Return seconds as '2 h 05 min', '12 min' or '3 d 4 h'; in Chinese in the one form
+    the glossary gives (2 小时 5 分钟, 12 分钟, 3 天 4 小时)."""
     if not finite(seconds):
         return MISSING
     minutes = round(float(seconds) / 60)
     if minutes >= 48 * 60:
         hours = round(minutes / 60)
-        return f"{hours // 24}天{hours % 24}小时" if zh else f"{hours // 24} d {hours % 24} h"
+        return f"{hours // 24} 天 {hours % 24} 小时" if zh else f"{hours // 24} d {hours % 24} h"
     if minutes >= 60:
-        return (f"{minutes // 60}小时{minutes % 60:02d}分" if zh
+        return (f"{minutes // 60} 小时 {minutes % 60} 分钟" if zh
                 else f"{minutes // 60} h {minutes % 60:02d} min")
-    return f"{minutes}分钟" if zh else f"{minutes} min"
+    return f"{minutes} 分钟" if zh else f"{minutes} min"
 
 
 def fmt_time(value: Any, *, zh: bool, seconds: bool = False) -> str:

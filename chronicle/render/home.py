@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import numpy as np
 
 from chronicle.analysis.day_model import DaySummary
+from chronicle.analysis.ledger import Ledger
 from chronicle.analysis.run_state import FINISHED, RUNNING, STALLED, RunState
 from chronicle.analysis.series import Series, day_of_run
 from chronicle.config import RunConfig
@@ -23,6 +24,7 @@ from chronicle.models import Archived, FailureRecord, RunRecord
 from chronicle.render import render
 from chronicle.render.day import one_line
 from chronicle.render.i18n import Language, site_title
+from chronicle.render.ledger_text import day_lines
 from chronicle.render.record_text import day_title, failure_text
 from chronicle.render.signal_charts import signal_panels
 
@@ -47,6 +49,7 @@ class HomeInputs:
     # Every other section of the site (title in the page's language, page path): on a
     # laptop the home page hides the navigation, so it links each section itself.
     sections: Sequence[tuple[str, str]] = ()
+    ledger: Ledger | None = None  # every event of the run (analysis/ledger.py)
 
 
 def _last(series: Series, name: str, before: float = np.inf) -> float | None:
@@ -68,9 +71,25 @@ def _reached_on(series: Series, budget: float) -> str | None:
     return datetime.fromtimestamp(float(xy[0][hit].min()), tz=UTC).date().isoformat()
 
 
+def budget_now(i: HomeInputs) -> tuple[float, Mapping[str, Any] | None]:
+    """Return the token budget the run is held to: the configured one, or the one its
+    newest budget change set (with that change's event: a deliberate cut is no shortfall)."""
+    changes = [e for e in (i.ledger.of_kind("change") if i.ledger else ())
+               if e.facts["change"]["kind"] == "budget"
+               and isinstance(e.facts["change"].get("after"), int | float)]
+    if not changes:
+        return i.config.run.token_budget, None
+    newest = changes[-1]
+    decision = next((d for d in i.ledger.of_kind("decision") if newest.id in d.links), None) \
+        if i.ledger else None
+    return float(newest.facts["change"]["after"]), {
+        "before": newest.facts["change"]["before"], "date": newest.days[0],
+        "decided_at": decision.facts.get("title") if decision else None}
+
+
 def progress(i: HomeInputs, now: datetime | None, tokens: float | None) -> dict[str, Any]:
     """Return the progress line's facts: percent, reached date or ETA, finished date."""
-    budget = i.config.run.token_budget
+    budget, _change = budget_now(i)
     pct = round(min(100.0, max(0.0, 100.0 * (tokens or 0.0) / budget)), 1)
     window = [d["tokens"]["day"] for d in i.days[-ETA_WINDOW_DAYS:] if d["tokens"]["day"]]
     rate = sum(window) / len(window) if window else None
@@ -85,7 +104,10 @@ def progress(i: HomeInputs, now: datetime | None, tokens: float | None) -> dict[
     if finished is not None:
         eta = None
     return {"progress_pct": pct, "eta": eta, "eta_days": len(window), "eta_rate": rate,
-            "reached": reached, "finished": finished}
+            "reached": reached, "finished": finished, "budget": budget,
+            "budget_change": _change,
+            "finished_day": day_of_run(i.config, date.fromisoformat(finished))
+            if finished else None}
 
 
 def _date(ts: float) -> str:
@@ -115,8 +137,10 @@ def render_home(i: HomeInputs, out: dict[str, str | bytes], lang: Language) -> s
     # After the finish the run's silence is the end, not an incident (nothing is open).
     open_failures = [] if state.state == FINISHED else [
         {"what": failure_text(f, lang), "start": f.start} for f in i.failures if f.end is None]
+    totals = i.ledger.totals() if i.ledger else None
     return render(
         "home.md.j2", lang, title=site_title(i.config, lang), run_name=i.config.run.name,
+        totals=totals, config=i.config,
         sections=list(i.sections), has_data=bool(len(series) or days),
         run_start=i.config.run.start, run_example=i.config.run.example,
         stale=list(i.stale), waiting=list(i.waiting), head_sha256=i.head_sha256,
@@ -138,4 +162,24 @@ def render_home(i: HomeInputs, out: dict[str, str | bytes], lang: Language) -> s
         last_step=state.step,
         data_as_of=as_of, snapshot=i.latest.id if i.latest else None,
         snapshot_at=i.latest.taken_at if i.latest else None,
-        recent=[(d, day_title(d, lang), one_line(d, lang)) for d in reversed(days[-7:])])
+        recent=[(d, day_title(d, lang), _latest(d, i, lang)) for d in reversed(_real(days)[-7:])])
+
+
+def _real(days: Sequence[DaySummary]) -> list[DaySummary]:
+    """Return the days the run ran: not the empty days a finished run sealed before a
+    finished run stopped sealing days (they pushed the last real ones off the page)."""
+    def ran(day: Mapping[str, Any]) -> bool:
+        state = day.get("run_state") or {}
+        return bool((day.get("data") or {}).get("rows")) or state.get("state") != FINISHED
+
+    return [d for d in days if ran(d)]
+
+
+def _latest(day: DaySummary, i: HomeInputs, lang: Language) -> str:
+    """Return what the home page says of a recent day: the first thing its ledger tells
+    (the day's own, as sealed; the build's ledger for a day sealed before), and its digest."""
+    events = day.get("ledger")
+    if events is None and i.ledger is not None:
+        events = [e.to_json() for e in i.ledger.on(day["date"]) if e.kind != "correction"]
+    lines = day_lines(events or [], lang, i.config, day["date"])
+    return lang.join_sentences(lines[0] if lines else "", one_line(day, lang) + lang.gettext("."))

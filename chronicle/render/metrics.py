@@ -15,7 +15,7 @@ from typing import Any
 
 from chronicle.config import RunConfig
 from chronicle.render.charts import Axis
-from chronicle.render.formats import fmt_plain
+from chronicle.render.formats import fmt_count, fmt_plain
 from chronicle.render.i18n import N_, Language
 
 # Stats whose threshold is a value of the metric itself (a line on its chart); counts,
@@ -114,7 +114,9 @@ def check_value(record: Mapping[str, Any], config: RunConfig, lang: Language) ->
     prediction excesses as plain numbers)."""
     value = record.get("value")
     stat = str(record.get("rule") or "").split(" ", 1)[0]
-    if stat in ("count", "nan_count", "band_excess", "residual", "increase"):
+    if stat in ("count", "nan_count"):  # a count of rows or records: a whole number
+        return fmt_count(value)
+    if stat in ("band_excess", "residual", "increase"):
         return fmt_plain(value)
     if stat == "gap_minutes":  # a length of time, written as every duration is (7 h 40 min)
         return lang.duration(float(value) * 60.0) if isinstance(value, int | float) \

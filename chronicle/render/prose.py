@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from chronicle.analysis.day_model import DaySummary, RunStateRecord
-from chronicle.render.formats import fmt_count, fmt_num, fmt_pct, fmt_plain, fmt_signed
+from chronicle.render.formats import fmt_count, fmt_num, fmt_pct, fmt_signed
 from chronicle.render.i18n import Language
-from chronicle.render.record_text import correction_reason, inference_text
+from chronicle.render.record_text import inference_text
 
 
 def write_summary(d: DaySummary, lang: Language) -> str:
@@ -91,7 +91,9 @@ def _state(d: DaySummary, lang: Language) -> list[str]:
                   "config": _("chronicle.yml says so")}.get(str(state["finished_by"]), "")
         return [_("The run finished at {time}, step {step} ({reason}).").format(
             time=lang.time(state["since"]), step=fmt_count(state["step"]), reason=reason)]
-    if state["state"] == "stalled":
+    if state["state"] == "stalled" and state["since"][:10] <= d["date"]:
+        # A stall that began after the day ended (seen when it was sealed) is the next
+        # day's: this day's page never names a time after it.
         return [_("By the day's figures the run had stalled: no metrics since {time} "
                   "(step {step}).").format(time=lang.time(state["since"]),
                                            step=fmt_count(state["step"]))]
@@ -137,23 +139,3 @@ def residual_line(p: Mapping[str, Any] | None, lang: Language) -> str | None:
         share=fmt_pct(p["fraction"]), predicted=fmt_num(p["predicted"], 4),
         residual=fmt_signed(p["residual"], 4), sign=lang.term(p["sign"], "prediction sign"),
         band=band, moved=moved)
-
-
-def describe_correction(c: Mapping[str, Any], lang: Language) -> str:
-    """Return one sentence saying what a correction changes."""
-    _ = lang.gettext
-    return _("{figure} of {day}: {published} on the published record, {corrected} with the "
-             "data stored by snapshot {snapshot} ({reason}).").format(
-        figure=c["figure"], day=lang.date(c["day"]), published=_fmt(c["previous"], lang),
-        corrected=_fmt(c["corrected"], lang), snapshot=c["found_by"],
-        reason=correction_reason(c, lang))
-
-
-def _fmt(value: Any, lang: Language) -> str:
-    if value is None:
-        return lang.gettext("missing")
-    if isinstance(value, float) and abs(value) >= 1e6:
-        return lang.si(value)
-    if isinstance(value, float):
-        return fmt_plain(value)
-    return str(value)

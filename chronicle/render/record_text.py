@@ -137,10 +137,11 @@ def evidence_text(failure: FailureRecord | Mapping[str, Any],
     else:
         written = tuple(str(e) for e in failure.get("evidence") or ())
     facts = _record(failure)[1].get("evidence")
-    if not isinstance(facts, list) or len(facts) != len(written):
-        return written
-    return tuple(_evidence_line(fact, lang) or text for fact, text in zip(facts, written,
-                                                                            strict=True))
+    if isinstance(facts, list) and len(facts) == len(written):
+        written = tuple(_evidence_line(fact, lang) or text
+                        for fact, text in zip(facts, written, strict=True))
+    # Each line once: a spike's onset is often its peak, stored as two equal lines.
+    return tuple(dict.fromkeys(written))
 
 
 def _evidence_line(fact: Any, lang: Language) -> str | None:
@@ -155,16 +156,6 @@ def _evidence_line(fact: Any, lang: Language) -> str | None:
         return None
     return message.format(run=fact["run"], step=f"{step:,}",
                           time=lang.time(fact["time"], seconds=True))
-
-
-def correction_reason(correction: Mapping[str, Any], lang: Language) -> str:
-    """Return why a correction was made, in `lang` (from its `late_rows`)."""
-    rows = correction.get("late_rows")
-    if lang.english or not isinstance(rows, int):
-        return str(correction.get("reason") or "")
-    return lang.ngettext("{rows} metric row of this day arrived after it was sealed",
-                         "{rows} metric rows of this day arrived after it was sealed",
-                         rows).format(rows=rows)
 
 
 _DEFAULT_REASONS = {c.id: c.reason for c in DEFAULT_CHECKS}

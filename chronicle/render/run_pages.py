@@ -20,6 +20,7 @@ from chronicle.analysis.claims import check_claims, figures
 from chronicle.analysis.context_length import drop_by_length, lengths
 from chronicle.analysis.cost import summarize_cost, summarize_throughput
 from chronicle.analysis.health import STATUSES
+from chronicle.analysis.ledger import Ledger, LedgerInputs, build_ledger
 from chronicle.analysis.prediction import eval_points, predict
 from chronicle.analysis.run_state import RunState
 from chronicle.analysis.series import Series
@@ -33,7 +34,7 @@ from chronicle.render.charts import Axis, Options, line_chart
 from chronicle.render.charts_page import daily
 from chronicle.render.day_charts import fitted_domain, run_marks, time_axis
 from chronicle.render.embed import publish
-from chronicle.render.formats import exact_digits, fmt_pct, fmt_plain, fmt_si
+from chronicle.render.formats import exact_digits, fmt_num, fmt_pct, fmt_plain, fmt_si
 from chronicle.render.i18n import N_, Language
 from chronicle.render.metrics import (
     BUDGET_FRACTION,
@@ -199,9 +200,10 @@ def _drop_by_length(config: RunConfig, series: Series, known: RunChanges,
 
 def _throughput_page(config: RunConfig, series: Series, days: Sequence[Mapping[str, Any]],
                      failures: Sequence[FailureRecord], runs: Sequence[RunRecord],
-                     out: dict[str, str | bytes], known: RunChanges, lang: Language) -> str:
+                     out: dict[str, str | bytes], known: RunChanges, ledger: Ledger,
+                     lang: Language) -> str:
     _ = lang.gettext
-    th = summarize_throughput(days, failures, config)
+    th = summarize_throughput(days, ledger, config)
     experts = num_experts(runs)
     specs = _throughput_specs(config, series, days, failures, th, experts, lang)
     embeds = [(key, _(key), publish(out, stem, spec, name))
@@ -296,12 +298,18 @@ def num_experts(runs: Sequence[RunRecord]) -> int | None:
     return None
 
 
-def _fig(value: float | None, lang: Language, claimed: float | None = None) -> str:
+def _fig(value: float | None, lang: Language, claimed: float | None = None,
+         unit: str | None = None) -> str:
     """Return a claim's number, or the figure it is set against, with as many digits as
     the claim was made with (`claimed`; a claim of 18.75T is not shown as the site's
-    18.8T, nor the figure it is tested against with fewer digits than the claim)."""
+    18.8T, nor the figure it is tested against with fewer digits than the claim), with
+    its `unit` (a percentage as every page writes one: 21.2%)."""
     if value is None:
         return lang.gettext("not known yet")
+    if unit in ("percent", "%"):
+        return fmt_num(value, 1, "%")
+    if unit:
+        return f"{_fig(value, lang, claimed)} {unit}"
     if abs(value) >= 1e6:
         basis = claimed if claimed is not None and math.isfinite(claimed) else value
         return fmt_si(value, zh=lang.zh, digits=exact_digits(basis))
@@ -326,19 +334,24 @@ def run_pages(config: RunConfig, series: Series, failures: Sequence[FailureRecor
               artifacts: tuple[Artifact, Artifact], snapshot: str | None,
               lang: Language, known: RunChanges | None = None,
               history: Sequence[Mapping[str, Any]] | None = None,
-              state: RunState | None = None) -> dict[str, str | bytes]:
+              state: RunState | None = None, ledger: Ledger | None = None
+              ) -> dict[str, str | bytes]:
     """Return the prediction, health, risks, throughput, cost and claims pages and charts.
 
     `artifacts` names (path, sha256) of chronicle.yml and the newest manifest: the claims
     cite them as the evidence a configured figure was read from. `known` are the run's
     changes (risks watched from a change, dropping by sequence length); `history` is the
     watchers' verdicts per sealed day (recomputed when not given); `state` the run's state
-    as of the newest snapshot (a finished run has no projection).
+    as of the newest snapshot (a finished run has no projection); `ledger` every event of
+    the run (analysis/ledger.py; built from the same inputs when not given).
     """
     # Load inputs.
     known = known or RunChanges()
     if history is None:
         history = watch_history(days, series, failures, config, known.changes)
+    if ledger is None:
+        ledger = build_ledger(LedgerInputs(config, days, series, failures, known.changes,
+                                           state.finish if state is not None else None))
 
     # Process.
     out: dict[str, str | bytes] = {}
@@ -346,13 +359,13 @@ def run_pages(config: RunConfig, series: Series, failures: Sequence[FailureRecor
     out["health.md"] = _health_page(config, history, out, lang)
     out["risks.md"] = _risks_page(config, days, history, out, lang)
     out["throughput.md"] = _throughput_page(config, series, days, failures, runs, out, known,
-                                            lang)
+                                            ledger, lang)
     cost = summarize_cost(days, config, state)
     out["cost.md"] = render("cost.md.j2", lang, cost=cost, prices=sorted(
         config.run.prices_usd_per_accelerator_hour.items()), budget=config.run.token_budget)
-    figs = figures(config, cost, days, *artifacts)
+    figs = figures(config, cost, days, *artifacts, restarts=ledger.totals()["restarts"])
     claims = [{**c, "claimed": _claimed(c["statement"], c["value"], lang),
-               "figure_text": _fig(c["figure"], lang, claimed=c["value"])}
+               "figure_text": _fig(c["figure"], lang, claimed=c["value"], unit=c["unit"])}
               for c in check_claims(config, figs)]
     out["claims.md"] = render("claims.md.j2", lang, claims=claims, snapshot=snapshot)
     return out

@@ -253,7 +253,10 @@ def short_verdict(day: Mapping[str, Any], drop: Mapping[str, Any], lang: Languag
     fired = [r for r in day.get("risks") or ()
              if r.get("status") == "triggered"
              and (r.get("evidence") or {}).get("date") == day.get("date")]
-    if fired:
+    if len(fired) == 1:  # named: the page it links to tells which and why
+        parts.append(_("risk point “{title}” fired").format(
+            title=fired[0].get("title") or fired[0]["id"]))
+    elif fired:
         parts.append(lang.ngettext("{n} risk point fired", "{n} risk points fired",
                                    len(fired)).format(n=len(fired)))
     return _(", ").join(parts)

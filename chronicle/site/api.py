@@ -46,7 +46,24 @@ def api_files(inputs: BuildInputs) -> dict[str, str | bytes]:
                           "seal_anyway_at": iso(w["seal_anyway_at"])} for w in inputs.waiting],
     })
     out["api/mementos.json"] = mementos_file(store)
+    out["api/ledger.json"] = ledger_file(inputs)
     return out
+
+
+def ledger_file(inputs: BuildInputs) -> str:
+    """Return api/ledger.json: every event of the run (analysis/ledger.py) with its
+    sentence in each language of the site, the figures of each sealed day and the run's
+    totals, their sum."""
+    from chronicle.render.i18n import language
+    from chronicle.render.ledger_text import event_text
+    from chronicle.site.editions import LOCALE_FOLDER
+
+    config, latest = inputs.config, inputs.latest
+    langs = [language(code, config.root / LOCALE_FOLDER) for code in config.site.languages]
+    doc = inputs.ledger.to_json(latest.id if latest else None)
+    for event in doc["events"]:
+        event["text"] = {lang.code: event_text(event, lang, config) for lang in langs}
+    return _dump(doc)
 
 
 def mementos_file(store: Store) -> str:

@@ -18,6 +18,7 @@ from chronicle.render import feeds, render
 from chronicle.render.changes_page import change_items
 from chronicle.render.cite import Entry, citation_cff, cite_markdown, csl_json, data_files
 from chronicle.render.i18n import N_, Language, edition_dir, site_title
+from chronicle.render.ledger_text import correction_rows
 from chronicle.site.inputs import BuildInputs
 from chronicle.store import SnapshotInfo
 from chronicle.store.mementos import Memento
@@ -114,11 +115,10 @@ def archive_files(inputs: BuildInputs, lang: Language) -> dict[str, str | bytes]
         doi=config.site.doi, identifiers=newest_day_identifiers(inputs))
     chain = {"run": config.run.name, "chain": snapshot_chain(inputs.snapshots)}
     out["api/snapshots.json"] = json.dumps(chain, indent=1, sort_keys=True) + "\n"
-    corrections = store.corrections()
-    announced = {c["id"]: d["date"] for d in days for c in d.get("corrections") or ()}
-    out["corrections.md"] = render(
-        "corrections.md.j2", lang, corrections=list(reversed(corrections)),
-        announced=announced)
+    # Late rows the manifests recorded and what the ledger found later, one list.
+    corrections = correction_rows([e.to_json() for e in inputs.ledger.of_kind("correction")],
+                                  lang)
+    out["corrections.md"] = render("corrections.md.j2", lang, corrections=corrections)
     # The feeds of a translated edition link its own pages and speak its language.
     url = edition_url(config, lang.code)
     groups = {
@@ -126,7 +126,7 @@ def archive_files(inputs: BuildInputs, lang: Language) -> dict[str, str | bytes]
                      _feed_title(config, "failures", lang),
                      _("Failure records of the run: incidents, restarts, gaps, loss spikes."),
                      f"{url}failures.html"),
-        "corrections": (feeds.correction_items(corrections, announced, url, lang),
+        "corrections": (feeds.correction_items(corrections, url, lang),
                         _feed_title(config, "corrections", lang),
                         _("Late data that changed a figure of a sealed day."),
                         f"{url}corrections.html"),

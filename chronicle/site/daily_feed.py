@@ -25,6 +25,7 @@ from chronicle.analysis.signals import prediction_facts
 from chronicle.clean import load_json
 from chronicle.render.feeds import day_item_html
 from chronicle.render.i18n import Language
+from chronicle.render.ledger_text import day_lines
 from chronicle.render.signals import (
     dropping_verdict,
     prediction_verdict,
@@ -62,8 +63,9 @@ def item_html(inputs: BuildInputs, lang: Language,
         if "risks" in day:
             verdicts.append((_("Risk points"), risks_verdict(day.get("risks") or [], lang)))
         image, alt = _image(inputs, day["date"], lang, files)
+        lines = day_lines(inputs.told(day["date"]), lang, inputs.config, day["date"])
         out[f"{url}days/{day['date']}.html"] = day_item_html(day, url, image, alt, verdicts,
-                                                             lang)
+                                                             lang, lines)
     return out
 
 

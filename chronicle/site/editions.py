@@ -233,9 +233,9 @@ def edition_days(inputs: BuildInputs, lang: Language, caches: Caches | None = No
             continue
         sealed_page = snap.sealed.get(d["date"], {}).get(f"days/{d['date']}.md", {})
         meta = {"entry": {"snapshot": snap.id, "sha256": str(sealed_page.get("sha256", ""))},
-                "cite": day_sections(config, d, snap, lang, record=RECORD_ROOT,
-                                     swhids=inputs.swhids.get(d["date"]),
-                                     memento=inputs.mementos.get(d["date"])),
+                "cite": inputs.ledger_of(d["date"], lang) + "\n" + day_sections(
+                    config, d, snap, lang, record=RECORD_ROOT,
+                    swhids=inputs.swhids.get(d["date"]), memento=inputs.mementos.get(d["date"])),
                 "later": inputs.days[i + 1]["date"] if i + 1 < len(inputs.days) else None}
         keys = ("", "")
         if caches is not None:

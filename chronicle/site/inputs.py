@@ -20,6 +20,8 @@ import numpy as np
 
 from chronicle.analysis.changes import ChangeInputs, RunChanges, run_changes
 from chronicle.analysis.day_model import DaySummary
+from chronicle.analysis.days import summarize_day
+from chronicle.analysis.ledger import Ledger, LedgerInputs, build_ledger
 from chronicle.analysis.mixture import weight_prefix
 from chronicle.analysis.run_state import RunState, run_finish, run_state
 from chronicle.analysis.series import Series, build_series, day_bounds
@@ -28,6 +30,8 @@ from chronicle.analysis.verdicts import watch_history
 from chronicle.clean import scrub_urls
 from chronicle.config import CONFIG_NAME, RunConfig
 from chronicle.models import FailureRecord, RunRecord, Thread, parse_time
+from chronicle.render.i18n import Language
+from chronicle.render.ledger_text import added_later
 from chronicle.site.build_cache import (
     FORMAT,
     Caches,
@@ -35,7 +39,7 @@ from chronicle.site.build_cache import (
     config_sha256,
     entry_key,
 )
-from chronicle.store import SnapshotInfo, Store, damaged, read_json, sha256_file
+from chronicle.store import SnapshotInfo, Store, damaged, read_json, sha256_file, snapshot_id
 from chronicle.store.mementos import Memento
 from chronicle.store.swhid import DaySwhids, day_swhids
 
@@ -98,6 +102,48 @@ class BuildInputs:
         latest = self.latest
         return run_state(self.series, run_finish(self.series, self.runs, self.config),
                          self.config, latest.taken_at if latest else None)
+
+    @cached_property
+    def ledger(self) -> Ledger:
+        """Every event of the run, computed once for every page (analysis/ledger.py)."""
+        latest = self.latest
+        first_seen = {fid: (snapshot_id(at), at.timestamp())
+                      for fid, at in self.store.failures_first_seen().items()}
+        return build_ledger(LedgerInputs(
+            self.config, self.days, self.series, self.failures, self.changes.changes,
+            self.state.finish, latest.taken_at.timestamp() if latest else None,
+            self.store.corrections(), first_seen,
+            {d.isoformat(): (s.id, s.taken_at.timestamp()) for d, s in self.sealers.items()},
+            self._refigure))
+
+    def told(self, day: str) -> list[dict[str, Any]]:
+        """Return what a day tells (Event.to_json): as its sealed JSON records it, or the
+        ledger's events on it for a day sealed before days recorded them."""
+        sealed = self.day_json(day)
+        if sealed is not None and "ledger" in sealed:
+            return list(sealed["ledger"])
+        return [e.to_json() for e in self.ledger.on(day) if e.kind != "correction"]
+
+    def ledger_of(self, day: str, lang: Language) -> str:
+        """Return what a sealed day page gets from the ledger when the site is built
+        (render/ledger_text.py added_later): '' when its page tells it all."""
+        sealed = self.day_json(day)
+        if sealed is None:
+            return ""
+        events = [e.to_json() for e in self.ledger.on(day) if e.kind != "correction"]
+        fixes = [{**e.facts, "id": e.id} for e in self.ledger.of_kind("correction")
+                 if e.days == (day,)]
+        return added_later(sealed, events, fixes, lang, self.config)
+
+    def _refigure(self, day: str) -> DaySummary:
+        """Return a sealed day's figures computed again from every stored row (the tracked
+        figures a fork found after the day was sealed moves)."""
+        sealed = self.day_json(day)
+        latest = self.latest
+        assert sealed is not None and latest is not None
+        return summarize_day(date.fromisoformat(day), self.series, self.failures, {},
+                             self.config, str(sealed["sealed_by"]), latest.taken_at,
+                             as_of=latest.taken_at)
 
     @cached_property
     def swhids(self) -> dict[str, DaySwhids]:

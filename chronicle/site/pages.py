@@ -48,7 +48,7 @@ def _home(i: BuildInputs, lang: Language) -> Files:
         i.config, i.days, i.series, i.failures, i.stale, i.latest, i.history, i.runs,
         waiting=i.waiting, head_sha256=i.latest.manifest_sha256 if i.latest else None,
         state=i.state, sections=[(lang.gettext(s.title), s.path) for s in SECTIONS
-                                 if s.path != "index.md"]), out,
+                                 if s.path != "index.md"], ledger=i.ledger), out,
         lang)
     records = i.history[-1]["risks"] if i.history else []
     out["api/signals.json"] = json.dumps(
@@ -61,7 +61,8 @@ def _run_pages(i: BuildInputs, lang: Language) -> Files:
     latest = i.latest
     return run_pages(i.config, i.series, i.failures, i.days, i.runs,
                      (i.config_artifact(), i.manifest_artifact()),
-                     latest.id if latest else None, lang, i.changes, i.history, i.state)
+                     latest.id if latest else None, lang, i.changes, i.history, i.state,
+                     i.ledger)
 
 
 def _changes(i: BuildInputs, lang: Language) -> Files:
@@ -98,7 +99,7 @@ SECTIONS: tuple[Section, ...] = (
                                         i.changes.changes)),
     Section(N_("Threads"), "threads/index.md", _threads),
     Section(N_("Failures"), "failures.md", lambda i, lang: {"failures.md": failures_page(
-        i.failures, i.latest.id if i.latest else None, lang)}),
+        i.failures, i.latest.id if i.latest else None, lang, i.ledger)}),
     Section(N_("Changes"), "changes.md", _changes),
     Section(N_("Corrections"), "corrections.md", archive_files),
     Section(N_("Health"), "health.md", _run_pages),

@@ -59,6 +59,9 @@ def published_day_page(inputs: BuildInputs, figures: DaySummary, sealed: str,
     sealed JSON is `figures`), then its own citation and data files, then the link to the
     next day (which did not exist when it was sealed)."""
     markdown = sealed.replace(_OLD_QUOT, '"').replace(_OLD_APOS, "'")
+    added = inputs.ledger_of(figures["date"], lang)
+    if added:
+        markdown = markdown.rstrip("\n") + "\n\n" + added
     snap = inputs.sealers.get(date.fromisoformat(figures["date"]))
     if snap is not None:
         markdown = markdown.rstrip("\n") + "\n\n" + day_sections(

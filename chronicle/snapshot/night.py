@@ -31,7 +31,7 @@ from chronicle.models import (
 from chronicle.snapshot.changes import known_changes, pending_snapshot
 from chronicle.snapshot.corrections import snapshot_corrections
 from chronicle.snapshot.evidence import Evidence, EvidenceAt, merge_failures
-from chronicle.snapshot.plan import SealPlan, plan_seals
+from chronicle.snapshot.plan import SEALING, SealPlan, plan_seals
 from chronicle.snapshot.provenance import SealContext
 from chronicle.sources.manual import failures_from_threads
 from chronicle.store import SnapshotInfo, Store
@@ -54,6 +54,8 @@ class Tonight:
     # Whether the run's state (analysis/run_state.py) is tracked: False only to replay a
     # snapshot taken before it was, whose days were sealed without it.
     states: bool = True
+    # The rules it seals by (snapshot/plan.py SEALING); a replayed snapshot's own.
+    sealing: int = SEALING
 
 
 @dataclass(frozen=True)
@@ -99,7 +101,8 @@ def prepare_night(config: RunConfig, store: Store, tonight: Tonight) -> Night:
     changes = known_changes(config, store, series, pending, tonight.runs, tonight.pulls,
                             tonight.rows)
     plan = plan_seals(config, store, tonight.as_of, tonight.sid, tonight.statuses,
-                      float(series.timestamp.min()) if len(series) else None)
+                      float(series.timestamp.min()) if len(series) else None,
+                      finish.at if finish is not None and tonight.sealing >= 2 else None)
     given = list(tonight.given)
     evidence = EvidenceAt(config, table, runs, timed, lambda: list(given),
                           (tonight.as_of, Evidence(series, failures, history, finish)))

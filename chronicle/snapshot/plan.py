@@ -6,7 +6,11 @@ it waits, and each snapshot says which days wait and why. Its figures are comput
 the first snapshot taken after it ended (whether that one worked or not), so a day sealed
 late shows what a timely seal would have shown. After `sealing.max_wait_days` a day is
 sealed anyway, marked with the sources it lacks, so a dead API never blocks the archive.
-Days before the run's first logged row are not sealed at all: nothing happened yet.
+Days before the run's first logged row are not sealed at all: nothing happened yet; nor
+are days after the day a finished run finished (its page is the closing entry; a run
+resumed later seals them again, as the closed days they are). Snapshots record the rules
+they sealed by (`"sealing": SEALING` in the manifest), so a snapshot written before a rule
+is replayed by the rules it had (snapshot/recompute.py).
 """
 
 from __future__ import annotations
@@ -70,16 +74,22 @@ class _Attempt:
     sources: dict[str, SourceStatus]
 
 
+# The rules a snapshot seals by: 2 = no day after a finished run's last day.
+SEALING = 2
+
+
 def day_end(day: date) -> datetime:
     """Return the UTC midnight that closes `day`."""
     return datetime.combine(day + timedelta(days=1), time(0, tzinfo=UTC))
 
 
 def plan_seals(config: RunConfig, store: Store, as_of: datetime, snapshot: str,
-               statuses: Sequence[SourceStatus], first_row: float | None) -> SealPlan:
+               statuses: Sequence[SourceStatus], first_row: float | None,
+               finished: float | None = None) -> SealPlan:
     """Return what the snapshot `snapshot` taken at `as_of` seals and what waits.
 
-    `first_row` is the timestamp of the run's first logged row (None: nothing logged yet).
+    `first_row` is the timestamp of the run's first logged row (None: nothing logged yet);
+    `finished` when the run finished, if it had as of `as_of`: no later day is sealed.
     """
     if first_row is None:
         return SealPlan()
@@ -89,6 +99,8 @@ def plan_seals(config: RunConfig, store: Store, as_of: datetime, snapshot: str,
     sealed = store.sealed_days()
     day = max(config.run.start, datetime.fromtimestamp(first_row, tz=UTC).date())
     last_closed = as_of.astimezone(UTC).date() - timedelta(days=1)
+    if finished is not None:
+        last_closed = min(last_closed, datetime.fromtimestamp(finished, tz=UTC).date())
     wait = timedelta(days=config.sealing.max_wait_days)
     ready: list[DaySeal] = []
     waiting: list[WaitingDay] = []

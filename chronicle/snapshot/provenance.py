@@ -63,7 +63,10 @@ METHOD_PREFIX = "chronicle.days."
 # /17: a day without a logged row says so ("No metric row was logged this day.", not
 #      "Steps — to — from 0 logged rows."), one row is one "logged row", and one step is
 #      named once ("Step 163,210 from 1 logged row", not "Steps 163,210 to 163,210").
-DAY_PAGE = "chronicle.day_page/17"
+# /18: the day opens with what happened (its ledger: analysis/ledger.py), a headline and
+#      one line per event, each said from its facts; its JSON records them (`ledger`);
+#      corrections the ledger found later are announced with late rows'.
+DAY_PAGE = "chronicle.day_page/18"
 
 
 @dataclass(frozen=True)

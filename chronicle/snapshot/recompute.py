@@ -115,10 +115,13 @@ def _stored_tonight(store: Store, snap: SnapshotInfo) -> Tonight:
     # days were sealed (and its open gaps recorded) as if no run ever finished.
     sealed = [store.sealed_day(date.fromisoformat(day)) or {} for day in snap.sealed]
     states = not sealed or any("run_state" in day for day in sealed)
+    # ...and one taken before a sealing rule by the rules it had (snapshot/plan.py).
+    sealing = snap.manifest.get("sealing")
     return Tonight(snap.id, snap.taken_at, table,
                    table if table is not None and table.num_rows else None,
                    store.runs_of(snap), store.threads_of(snap), store.pulls_of(snap),
-                   tuple(statuses), given, stored=snap, states=states)
+                   tuple(statuses), given, stored=snap, states=states,
+                   sealing=sealing if isinstance(sealing, int) else 1)
 
 
 def _compare_corrections(snap: SnapshotInfo, night: Night, report: RecomputeReport) -> None:

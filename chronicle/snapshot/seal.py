@@ -15,7 +15,8 @@ from typing import Any
 from chronicle.analysis.changes import RunChanges
 from chronicle.analysis.day_model import DaySummary
 from chronicle.analysis.days import summarize_day
-from chronicle.analysis.run_state import run_state
+from chronicle.analysis.ledger import LedgerInputs, build_ledger
+from chronicle.analysis.run_state import RunState, run_state
 from chronicle.analysis.verdicts import day1_sha256, watch_day
 from chronicle.config import RunConfig
 from chronicle.render.day import render_day_files
@@ -26,7 +27,7 @@ from chronicle.render.svg import start_statics
 from chronicle.snapshot.evidence import Evidence
 from chronicle.snapshot.plan import DaySeal
 from chronicle.snapshot.provenance import SealContext, day_provenance
-from chronicle.store import Store
+from chronicle.store import Store, snapshot_id
 
 FEED_IMAGES = ("loss",)  # charts sealed with a PNG too: the feeds' image
 # (day, its chart specs) -> a call returning (SVG per chart, PNG per chart in FEED_IMAGES).
@@ -97,6 +98,7 @@ def _seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
         summary["health"] = verdicts["health"]
         summary["risks"] = verdicts["risks"]
         day1 = summary if day == config.run.start else day1
+        summary["ledger"] = _told(inputs, plan, summary, previous, seen, state, sealed)
         if inputs.context is not None:
             summary["provenance"] = day_provenance(
                 summary, seen.series.raw_keys, inputs.context.scopes(day, sealed))
@@ -106,6 +108,46 @@ def _seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
         sealed[day.isoformat()] = render_day_files(summary, charts, svgs, config, pngs)
         previous = summary
     return sealed
+
+
+def _told(inputs: SealInputs, plan: DaySeal, summary: DaySummary,
+          previous: Mapping[str, Any] | None, seen: Evidence, state: RunState | None,
+          tonight: Mapping[str, Mapping[str, bytes]]) -> list[dict[str, Any]]:
+    """Return what the ledger (analysis/ledger.py) tells on the day being sealed, as of its
+    figures: every event that touched it and, on the first day a night seals, the
+    corrections of earlier days found since the last day was sealed."""
+    # Load inputs: the store as this snapshot found it, and tonight's knowledge.
+    store, day = inputs.store, plan.day.isoformat()
+    stored = store.sealed_days()
+    sealers = {d.isoformat(): (s.id, s.taken_at.timestamp()) for d, s in stored.items()}
+    sealers.update({d: (inputs.snapshot, inputs.as_of.timestamp()) for d in tonight})
+    sealed = {d.isoformat(): store.sealed_day(d) or {} for d in stored}
+    first_seen = {fid: (snapshot_id(at), at.timestamp())
+                  for fid, at in store.failures_first_seen().items()}
+    for f in seen.failures:
+        first_seen.setdefault(f.id, (inputs.snapshot, inputs.as_of.timestamp()))
+    as_of = plan.figures_as_of
+
+    def refigure(when: str) -> DaySummary:
+        return summarize_day(date.fromisoformat(when), seen.series, seen.failures, {},
+                             inputs.config, inputs.snapshot, inputs.as_of, as_of=as_of)
+
+    # Process.
+    ledger = build_ledger(LedgerInputs(
+        inputs.config, [d for d in (previous, summary) if d], seen.series, seen.failures,
+        inputs.changes.changes if inputs.changes else (),
+        state.finish if state is not None else None, as_of.timestamp(),
+        first_seen=first_seen, sealers=sealers, refigure=refigure, sealed=sealed))
+    told = [e.to_json() for e in ledger.on(day) if e.kind != "correction"]
+    if not tonight:  # the first day this night seals announces what was found since
+        since = max((s.taken_at.timestamp() for s in store.snapshots() if s.sealed),
+                    default=float("-inf"))
+        for e in ledger.of_kind("correction"):
+            if e.start > since:
+                found = e.to_json()
+                found["facts"]["announced_in"] = day
+                told.append(found)
+    return told
 
 
 def _mark_missing(summary: DaySummary, plan: DaySeal, config: RunConfig) -> None:

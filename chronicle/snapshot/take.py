@@ -21,7 +21,7 @@ from chronicle.models import FailureRecord, Fetched, SourceStatus
 from chronicle.snapshot.fetch import Fetcher, fetch_live, fetch_simulated_source
 from chronicle.snapshot.mementos import record_check
 from chronicle.snapshot.night import Tonight, prepare_night
-from chronicle.snapshot.plan import WaitingDay
+from chronicle.snapshot.plan import SEALING, WaitingDay
 from chronicle.snapshot.preflight import check_as_of, check_scaffold_values
 from chronicle.snapshot.seal import SealInputs, seal_days
 from chronicle.sources.manual import load_failures_file
@@ -103,7 +103,9 @@ def _take(config: RunConfig, store: Store, as_of: datetime, manual: list[Failure
         config, store, as_of, sid, plan.ready, night.evidence, backfilled,
         context=night.context,
         corrections=tuple(store.pending_corrections() + corrections), changes=night.changes))
-    extra: dict[str, Any] = {"backfilled": backfilled} if backfilled else {}
+    extra: dict[str, Any] = {"sealing": SEALING}
+    if backfilled:
+        extra["backfilled"] = backfilled
     if corrections:
         extra["corrections"] = corrections
     if plan.waiting:

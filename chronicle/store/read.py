@@ -473,8 +473,11 @@ class Store:
         for snap in self.snapshots():
             if "failures.json" not in snap.files:
                 continue
-            for failure_id in self._records(snap, "failures.json", "failure records file",
-                                            _record_id, keep=False):
+            # Only the ids are kept (a process sealing a night after another asks again).
+            ids = self._once((snap.id, "failures.json", "ids"), partial(
+                self._records, snap, "failures.json", "failure records file", _record_id,
+                False))
+            for failure_id in ids:
                 seen.setdefault(failure_id, snap.taken_at)
         return seen
 
