@@ -31,7 +31,8 @@ def _night(n: int) -> datetime:
 @pytest.fixture(scope="module")
 def sealed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A 4-day simulated run, one night each, W&B serving day 2's evening a night late
-    (a correction), then continued with two --as-of nights after the run's end."""
+    (a correction), then continued with two --as-of nights after the run's end (which
+    seal nothing: a finished run's last day is its closing entry)."""
     root = scaffold_simulated(tmp_path_factory.mktemp("recompute") / "c", days=4)
     config = load_config(root)
 
@@ -67,7 +68,7 @@ def test_every_sealed_day_recomputes_to_its_sealed_figures_and_bytes(sealed: Pat
     result = cli("verify", "--dir", str(sealed), "--recompute")
     assert result.exit_code == 0, result.output
     days = len(list((sealed / "docs" / "days").glob("*.json")))
-    assert days == 9  # the 4 days of the run, and the 5 after it, sealed by the --as-of nights
+    assert days == 5  # the run's days, up to the day it finished: none after it
     assert f"ok: recomputed {days} sealed days from the stored snapshots" in result.output
     assert f"{days} pages byte-identical" in result.output
     assert "not comparable" not in result.output
@@ -110,7 +111,7 @@ def test_an_edited_chart_spec_fails(sealed: Path, tmp_path: Path) -> None:
     assert f"FAIL day 2026-08-23: {rel}: differs" in result.output
 
 
-NEWEST = "2026-08-28"  # no later day cites its JSON (a day cites the day before's sha256)
+NEWEST = "2026-08-24"  # no later day cites its JSON (a day cites the day before's sha256)
 
 
 def test_an_edit_shows_in_the_next_day_too(sealed: Path, tmp_path: Path) -> None:
@@ -137,7 +138,7 @@ def test_a_figure_sealed_by_another_method_is_not_comparable(sealed: Path,
     assert ("not comparable: tokens.budget: sealed by chronicle.days.config/0, the "
             f"code's method is chronicle.days.config/1 ({NEWEST})") in result.output
     assert "pages not compared (a figure's method changed): 1 day(s)" in result.output
-    assert "8 pages byte-identical" in result.output
+    assert "4 pages byte-identical" in result.output
 
 
 def test_a_day_sealed_before_provenance_is_not_comparable(sealed: Path,
@@ -209,6 +210,21 @@ def test_days_sealed_late_after_a_source_failed_recompute_as_of_their_first_snap
     assert "4 pages byte-identical" in result.output
 
 
+def test_a_snapshot_is_replayed_by_the_sealing_rules_it_was_taken_with(
+        sealed: Path, tmp_path: Path) -> None:
+    # A snapshot written before a finished run stopped sealing days (its manifest has no
+    # `sealing`) is replayed by the rules it had: it would have sealed the days after.
+    root = _copy(sealed, tmp_path)
+    sid = "2026-08-26T031700Z"
+    manifest = json.loads((root / "docs/data" / sid / "MANIFEST.json").read_bytes())
+    assert manifest.pop("sealing") == 2 and list(manifest["sealed"]) == ["2026-08-24"]
+    rewrite_manifest(root / "docs", sid, manifest)
+    result = cli("verify", "--dir", str(root), "--recompute")
+    assert result.exit_code == 1, result.output
+    assert ("FAIL day 2026-08-25: its data was complete when snapshot 2026-08-26T031700Z was "
+            "taken, but that snapshot's manifest does not seal it") in result.output
+
+
 def test_a_changed_chronicle_yml_is_said_and_its_figures_still_compared(
         sealed: Path, tmp_path: Path) -> None:
     root = _copy(sealed, tmp_path)
@@ -216,7 +232,7 @@ def test_a_changed_chronicle_yml_is_said_and_its_figures_still_compared(
     config.write_text(config.read_text() + "# a comment: no figure moves\n")
     result = cli("verify", "--dir", str(root), "--recompute")
     assert result.exit_code == 0, result.output
-    assert "pages not compared (chronicle.yml changed since it was sealed): 9 day(s)" \
+    assert "pages not compared (chronicle.yml changed since it was sealed): 5 day(s)" \
         in result.output
     text = config.read_text()
     config.write_text(text.replace("token_budget: 18.0e+12", "token_budget: 20.0e+12"))
