@@ -61,29 +61,52 @@ prediction:
     - [0.95, 2.0419, 2.0299, 2.0539]
     - [1.0, 2.0350, 2.0230, 2.0470]
 risks:
-  - {id: grad-norm-growth, title: Grad-norm growth peaking at 25-38% of the run,
-     metric: grad_norm, rule: "p50 > 0.36", window: 60, watch: [0.2, 0.45],
-     reason: "the gradient norm rose towards a peak near a third of the run on the ladder"}
-  - {id: first-quarter, title: "First 25% of the budget: the go / no-go decision",
-     metric: prediction, rule: "band_excess > 0", watch: [0.2, 0.25],
-     reason: "eval loss outside the prediction band at 25% would reopen the decision"}
-  - {id: data-mix-switch, title: Data-mix phase switch to mid-training,
-     metric: eval_loss, rule: "increase > 0.03", watch: [0.78, 0.85]}
-  - {id: drop-rebound, title: Token dropping rebounding after a context-length change,
-     metric: drop_fraction, rule: "rebound > 2", window: 60, after: sequence_length,
-     reason: "dropping rose from ~7% to ~40% when an earlier run's context grew 4K -> 65K;
-       watched against its p50 in the day before the context change"}
+  - id: grad-norm-growth
+    title: {en: Grad-norm growth peaking at 25-38% of the run,
+            zh: 梯度范数增长，峰值在训练进度 25%–38% 之间}
+    metric: grad_norm
+    rule: "p50 > 0.36"
+    window: 60
+    watch: [0.2, 0.45]
+    reason: {en: "the gradient norm rose towards a peak near a third of the run on the ladder",
+             zh: 在规模阶梯实验中，梯度范数在训练约三分之一处升至峰值}
+  - id: first-quarter
+    title: {en: "First 25% of the budget: the go / no-go decision",
+            zh: 预算前 25%：继续还是停止的决策点}
+    metric: prediction
+    rule: "band_excess > 0"
+    watch: [0.2, 0.25]
+    reason: {en: "eval loss outside the prediction band at 25% would reopen the decision",
+             zh: 若在 25% 时评估损失落在预测区间外，将重新讨论这一决策}
+  - id: data-mix-switch
+    title: {en: Data-mix phase switch to mid-training, zh: 数据配比切换到中期训练阶段}
+    metric: eval_loss
+    rule: "increase > 0.03"
+    watch: [0.78, 0.85]
+  - id: drop-rebound
+    title: {en: Token dropping rebounding after a context-length change,
+            zh: 上下文长度变更后 token 丢弃率反弹}
+    metric: drop_fraction
+    rule: "rebound > 2"
+    window: 60
+    after: sequence_length
+    reason: {en: "dropping rose from ~7% to ~40% when an earlier run's context grew 4K -> 65K;
+       watched against its p50 in the day before the context change",
+             zh: 在早先的一次训练中，上下文从 4K 增长到 65K 时丢弃率从约 7% 升至约 40%；
+       以上下文变更前一天的中位数为基线观察}
 claims:
-  - {statement: "The run uses 792 GPUs", value: 792, unit: GPUs, who: an example post,
-     where: illustrative claim, when: 2026-08-18, against: config.accelerators, how: equals}
-  - {statement: "18.75T tokens", value: 18.75e12, unit: tokens, who: an example post,
-     where: illustrative claim, when: 2026-08-18, against: config.token_budget, how: within,
-     tolerance: 0.01}
-  - {statement: "MFU p50 13.6%", value: 13.6, unit: percent, who: an example post,
-     where: illustrative claim, when: 2026-08-25, against: data.mfu_p50, how: within,
-     tolerance: 0.1}
-  - {statement: "Billions of dollars of compute", value: 1.0e9, unit: USD, who: an example post,
-     where: illustrative claim, against: data.projected_cost_usd, how: at_least}
+  - {statement: {en: "The run uses 792 GPUs", zh: 本次训练使用 792 块 GPU}, value: 792,
+     unit: GPUs, who: an example post, where: illustrative claim, when: 2026-08-18,
+     against: config.accelerators, how: equals}
+  - {statement: {en: "18.75T tokens", zh: 18.75 万亿 token}, value: 18.75e12, unit: tokens,
+     who: an example post, where: illustrative claim, when: 2026-08-18,
+     against: config.token_budget, how: within, tolerance: 0.01}
+  - {statement: {en: "MFU p50 13.6%", zh: MFU 中位数 13.6%}, value: 13.6, unit: percent,
+     who: an example post, where: illustrative claim, when: 2026-08-25, against: data.mfu_p50,
+     how: within, tolerance: 0.1}
+  - {statement: {en: "Billions of dollars of compute", zh: 算力花费数十亿美元}, value: 1.0e9,
+     unit: USD, who: an example post, where: illustrative claim,
+     against: data.projected_cost_usd, how: at_least}
 """
 
 

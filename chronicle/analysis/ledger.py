@@ -346,7 +346,9 @@ def _risks(i: LedgerInputs) -> list[Event]:
                 "reason": r.get("reason"), "value": (r.get("evidence") or {}).get("value"),
                 "threshold": (r.get("evidence") or {}).get("threshold"),
                 "fraction": r.get("fraction"), "baseline": r.get("baseline"),
-                "after": r.get("after"), "change": r.get("change")}))
+                "after": r.get("after"), "change": r.get("change"),
+                "window_minutes": next((x.window_minutes for x in i.config.watch.risks
+                                        if x.id == r["id"]), None)}))
     return out
 
 

@@ -30,22 +30,50 @@ PREDICTION_KEYS = ("date", "fraction", "actual", "predicted", "low", "high", "re
                    "outside_band", "step")
 
 
-def signals(days: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+Events = Sequence[Mapping[str, Any]]  # the ledger's (analysis/ledger.py Event.to_json)
+
+
+def signals(days: Sequence[Mapping[str, Any]], events: Events = ()) -> dict[str, Any]:
     """Return {"as_of", "prediction", "dropping", "risks"}: each signal's figures as of the
-    newest sealed day of `days` (oldest first)."""
+    newest sealed day of `days` (oldest first); with the ledger's `events`, each also says
+    what held over the whole run so far (`run`)."""
     return {"as_of": days[-1]["date"] if days else None,
-            "prediction": prediction_facts(days), "dropping": dropping_facts(days),
-            "risks": risks_facts(days)}
+            "prediction": prediction_facts(days, events),
+            "dropping": dropping_facts(days, events), "risks": risks_facts(days, events)}
 
 
-def prediction_facts(days: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+def until(events: Events, day: str | None) -> list[Mapping[str, Any]]:
+    """Return the events that began by the end of `day` (all of them for None)."""
+    return [e for e in events if day is None or str(e["days"][0]) <= day]
+
+
+def prediction_facts(days: Sequence[Mapping[str, Any]],
+                     events: Events = ()) -> dict[str, Any] | None:
     """Return the newest sealed comparison of an eval with the prediction, or None when
-    no day compared one (or no prediction is configured)."""
+    no day compared one (or no prediction is configured); with `events`, `run`: how many
+    evals the days compared, how many of every eval fell outside the band, the first and
+    the furthest of those."""
     for d in reversed(days):
         p = d.get("prediction")
         if isinstance(p, Mapping) and p.get("residual") is not None:
-            return {"date": d["date"], **{k: p.get(k) for k in PREDICTION_KEYS[1:]}}
+            out = {"date": d["date"], **{k: p.get(k) for k in PREDICTION_KEYS[1:]}}
+            out["run"] = _prediction_run(days, until(events, d["date"])) if events else None
+            return out
     return None
+
+
+def _prediction_run(days: Sequence[Mapping[str, Any]], events: Events) -> dict[str, Any]:
+    evals = sum(int((d.get("prediction") or {}).get("evals_this_day") or 0) for d in days)
+    outside = [e for e in events if e["kind"] == "eval_outside_band"]
+    out: dict[str, Any] = {"evals": evals, "outside": len(outside), "first": None,
+                           "furthest": None}
+    if outside:
+        far = max(outside, key=lambda e: abs(float(e["facts"]["residual"] or 0.0)))
+        out["first"] = outside[0]["days"][0]
+        out["furthest"] = {"date": far["days"][0], "step": far["facts"]["step"],
+                           "residual": far["facts"]["residual"],
+                           "fraction": far["facts"]["fraction"]}
+    return out
 
 
 def drop_regimes(days: Sequence[Mapping[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
@@ -71,8 +99,11 @@ def drop_regimes(days: Sequence[Mapping[str, Any]]) -> tuple[str, list[dict[str,
     return ("sequence_length" if by_length else "phase"), rows
 
 
-def dropping_facts(days: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Return token dropping in the newest regime against the one before it."""
+def dropping_facts(days: Sequence[Mapping[str, Any]], events: Events = ()) -> dict[str, Any]:
+    """Return token dropping in the newest regime against the one before it; with the
+    ledger's `events`, `run`: since the newest sequence-length change, on how many days
+    the drop alert fired, and when the rebound risk point fired (its worst window
+    against its baseline)."""
     kind, rows = drop_regimes(days)
     out: dict[str, Any] = {"regime_kind": kind, "date": None, "sequence_length": None,
                            "phase": None, "p50": None, "baseline_sequence_length": None,
@@ -98,11 +129,41 @@ def dropping_facts(days: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         if out["baseline_p50"]:
             out["ratio"] = last["p50"] / out["baseline_p50"]
     out["alert"] = _alert(days, last["date"])
+    out["run"] = _dropping_run(until(events, last["date"])) if events else None
     return out
 
 
-def risks_facts(days: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Return each risk point as the newest sealed day records it, and which fired first."""
+def _dropping_run(events: Events) -> dict[str, Any] | None:
+    changes = [e for e in events if e["kind"] == "change"
+               and e["facts"]["change"]["kind"] == "sequence_length"]
+    if not changes:
+        return None
+    change = changes[-1]
+    since = str(change["days"][0])
+    alerts = sorted({str(e["days"][0]) for e in events if e["kind"] == "alert"
+                     and _drops(e["facts"]["check"].get("metric")) and e["days"][0] >= since})
+    rebound = next((e for e in events if e["kind"] == "risk_fired"
+                    and e["facts"].get("after") == "sequence_length"
+                    and _drops(e["facts"].get("metric"))), None)
+    return {"since": since, "from": change["facts"]["change"].get("before"),
+            "to": change["facts"]["change"].get("after"), "alert_days": len(alerts),
+            "first_alert": alerts[0] if alerts else None,
+            "last_alert": alerts[-1] if alerts else None,
+            "rebound": None if rebound is None else {
+                "date": rebound["days"][0], "title": rebound["facts"].get("title"),
+                "value": rebound["facts"].get("value"),
+                "threshold": rebound["facts"].get("threshold"),
+                "window_minutes": rebound["facts"].get("window_minutes")}}
+
+
+def _drops(metric: Any) -> bool:
+    return any(str(m).endswith(DROP) for m in metric or ())
+
+
+def risks_facts(days: Sequence[Mapping[str, Any]], events: Events = ()) -> dict[str, Any]:
+    """Return each risk point as the newest sealed day records it, and which fired first;
+    with the ledger's `events`, `run`: every risk point that fired, in order, and the
+    decision taken at each (analysis/ledger.py)."""
     records: Sequence[Mapping[str, Any]] = next(
         (d["risks"] for d in reversed(days) if isinstance(d.get("risks"), list)), [])
     points = []
@@ -120,10 +181,15 @@ def risks_facts(days: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     fired = sorted((p for p in points if p["fired_on"] or p["status"] == "triggered"),
                    key=lambda p: (p["fired_on"] or p["since"] or "", p["id"]))
     first = fired[0] if fired else None
+    seen = until(events, days[-1]["date"] if days else None)
     return {"date": days[-1]["date"] if days else None,
             "first_fired": {"id": first["id"], "date": first["fired_on"] or first["since"]}
             if first else None,
-            "points": points}
+            "points": points,
+            "run": {"fired": [{"id": e["facts"]["risk"], "title": e["facts"].get("title"),
+                               "date": e["days"][0]} for e in seen if e["kind"] == "risk_fired"],
+                    "decisions": [dict(e["facts"], date=e["days"][0]) for e in seen
+                                  if e["kind"] == "decision"]} if events else None}
 
 
 def _length(text: Any) -> int:

@@ -31,13 +31,14 @@ from chronicle.config.checks import (
 from chronicle.config.fields import Invalid, option, section, unknown_keys
 from chronicle.config.metrics import DEFAULT_CONFIG_KEYS, DEFAULT_METRICS
 from chronicle.config.watchers import WatchSections
+from chronicle.config.words import TRANSLATED, phases
 from chronicle.config.zenodo import ZenodoSection
 
 SOURCES = ("live", "simulated")
 ENGINES = ("mkdocs", "zensical")
 # The site's languages. English comes first: it is the language of the sealed record,
 # built at the site's root; each other one is an edition under <lang>/ (site/editions.py).
-LANGUAGES = ("en", "zh")
+LANGUAGES = ("en", *TRANSLATED)  # English first: the sealed record's language
 MFU_UNITS = ("percent", "fraction")
 MAX_DAYS = 3650  # ten years: bounds `planned_days` and `simulated.days`
 DEFAULT_FAILURES_FILE = "failures.yml"
@@ -139,9 +140,10 @@ class RunSection:
     finished: bool = option(boolean, default=False,
                             doc="true once the run has ended, when neither its steps, its "
                                 "token budget nor W&B say so (analysis/run_state.py)")
-    phases: dict[str, float] = option(  # name -> start budget fraction
-        name_map(number(0, 1, example="0.8"), "{pretraining: 0.0, mid-training: 0.8}"),
-        factory=dict, doc="phase name -> fraction of the budget where it starts")
+    phases: dict[str, float] = option(  # name (a Said: config/words.py) -> start fraction
+        phases("{pretraining: 0.0, mid-training: {at: 0.8, zh: 中期训练}}"), factory=dict,
+        doc="phase name -> fraction of the budget where it starts, or -> {at: fraction, "
+            "zh: the name in Chinese}")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -30,6 +30,7 @@ from chronicle.config.fields import (
     type_name,
 )
 from chronicle.config.metrics import DEFAULT_METRICS, TRAIN_LOSSES
+from chronicle.config.words import words
 from chronicle.models import CHANGE_KINDS
 
 SEVERITIES = ("warn", "fail")
@@ -152,7 +153,9 @@ class Risk:
     triggered by a rule."""
 
     id: str = option(text("a short name, e.g. grad-norm-growth"), doc="the risk's id")
-    title: str = option(text(), default="", doc="shown on the site (default: the id)")
+    title: str = option(words(), default="",
+                        doc="shown on the site (default: the id); {en: ..., zh: ...} for "
+                            "each language")
     metric: tuple[str, ...] = option(_metrics, doc="the metric(s) the rule reads")
     rule: Rule = option(_rule, doc="<stat> <op> <number>, as in health")
     # (0, 1) when only `after` is given (set by _titled): the whole run, from the change on.
@@ -162,7 +165,8 @@ class Risk:
                                doc="watched from the first change of this kind on")
     window_minutes: float | None = option(_minutes, default=None, key="window",
                                           doc="window in minutes (default the whole day)")
-    reason: str = option(text(empty=True), default="", doc="why it matters")
+    reason: str = option(words(empty=True), default="",
+                         doc="why it matters; {en: ..., zh: ...} for each language")
 
 
 def _titled(risk: Risk) -> Risk:
@@ -183,7 +187,8 @@ def _titled(risk: Risk) -> Risk:
 class Claim:
     """A public claim about the run, checked against a config or data figure."""
 
-    statement: str = option(text(), doc="the claim as stated, e.g. '792 GPUs'")
+    statement: str = option(words(), doc="the claim as stated, e.g. '792 GPUs'; "
+                                         "{en: ..., zh: ...} for each language")
     value: float = option(number(example="792"), doc="the claimed figure")
     unit: str = option(text(empty=True), default="", doc="its unit")
     who: str = option(text(), doc="who made it")
@@ -202,7 +207,8 @@ HEALTH_ROW: Schema = {
     "rule": Option(_rule, "<stat> <op> <number>", default=UNSET),
     "window": Option(_minutes, "window in minutes (default the whole day)", default=UNSET),
     "severity": Option(choice(SEVERITIES), "warn or fail", default=UNSET),
-    "reason": Option(text(empty=True), "why the check matters", default=UNSET),
+    "reason": Option(words(empty=True), "why the check matters ({en: ..., zh: ...} for each "
+                                        "language)", default=UNSET),
     "enabled": Option(boolean, "false drops a default check", default=True),
 }
 

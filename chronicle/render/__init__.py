@@ -178,7 +178,7 @@ def environment() -> Environment:
     env.filters.update({name: _by_language(method) for name, method in (
         ("si", "si"), ("si_signed", "si_signed"), ("usd", "usd"), ("plural", "plural"),
         ("duration", "duration"), ("time", "time"), ("date", "date"), ("hours", "hours"),
-        ("term", "term"))})
+        ("term", "term"), ("said", "said"))})
     # What the record says in generated sentences, said in the template's language from
     # the record's facts (render/record_text.py); text people wrote stays as written.
     from chronicle.render import record_text

@@ -27,12 +27,14 @@ SCHEMA = "chronicle-changes/1"
 
 
 def changes_page(known: RunChanges, sealed: Mapping[str, int], config: RunConfig,
-                 lang: Language) -> str:
+                 lang: Language, decisions: Sequence[Mapping[str, Any]] = ()) -> str:
     """Return the Changes page: a timeline of every change, newest first, by day.
 
-    `sealed` maps each sealed day (YYYY-MM-DD) to its day number: a change links it.
+    `sealed` maps each sealed day (YYYY-MM-DD) to its day number: a change links it;
+    `decisions` (the ledger's decision events) mark the changes decided at a risk point.
     """
     _ = lang.gettext
+    decided = {link.removeprefix("change:"): d for d in decisions for link in d["links"]}
     days: dict[str, list[dict[str, Any]]] = {}
     for c in reversed(known.changes):
         when = parse_time(c["time"])
@@ -40,6 +42,11 @@ def changes_page(known: RunChanges, sealed: Mapping[str, int], config: RunConfig
         row = change_row(c, lang)
         row["evidence"] = [e for e in c["evidence"] if e.get("path")]
         row["run"] = c.get("run")
+        d = decided.get(c["id"])
+        row["decision"] = None if d is None else _(
+            "Decided at the risk point “{title}” ({date}).").format(
+            title=d["facts"].get("title") or d["facts"]["risk"],
+            date=lang.date(d["facts"]["risk_day"]))
         days.setdefault(day, []).append(row)
     counts = Counter(c["kind"] for c in known.changes)
     return render(

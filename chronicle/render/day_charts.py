@@ -105,7 +105,8 @@ def _phase_events(series: Series, config: RunConfig, lang: Language) -> list[Eve
         if fraction <= 0 or at > tokens.max():
             continue
         when = float(np.interp(at, tokens[order], t[order]))
-        out.append(Event(when, "phase", lang.gettext("phase: {name}").format(name=name)))
+        out.append(Event(when, "phase", lang.gettext("phase: {name}").format(
+            name=lang.said(name))))
     return out
 
 

@@ -24,7 +24,7 @@ from chronicle.models import Archived, FailureRecord, RunRecord
 from chronicle.render import render
 from chronicle.render.day import one_line
 from chronicle.render.i18n import Language, site_title
-from chronicle.render.ledger_text import day_lines
+from chronicle.render.ledger_text import correction_text, day_lines
 from chronicle.render.record_text import day_title, failure_text
 from chronicle.render.signal_charts import signal_panels
 
@@ -148,7 +148,8 @@ def render_home(i: HomeInputs, out: dict[str, str | bytes], lang: Language) -> s
         planned_days=i.config.run.planned_days,
         phase=newest.get("phase") if newest else None, tokens_done=tokens,
         token_budget=i.config.run.token_budget, **progress(i, now, tokens),
-        panels=signal_panels(i.config, series, days, i.history, i.failures, out, lang),
+        panels=signal_panels(i.config, series, days, i.history, i.failures, out, lang,
+                             events=[e.to_json() for e in i.ledger.events] if i.ledger else ()),
         figures_day=figures["date"] if figures else None,
         loss_last=(figures.get("loss") or {}).get("train_last") if figures else None,
         loss_change=(figures.get("loss") or {}).get("train_change") if figures else None,
@@ -162,7 +163,38 @@ def render_home(i: HomeInputs, out: dict[str, str | bytes], lang: Language) -> s
         last_step=state.step,
         data_as_of=as_of, snapshot=i.latest.id if i.latest else None,
         snapshot_at=i.latest.taken_at if i.latest else None,
-        recent=[(d, day_title(d, lang), _latest(d, i, lang)) for d in reversed(_real(days)[-7:])])
+        recent=[(d, day_title(d, lang), _latest(d, i, lang)) for d in reversed(_real(days)[-7:])],
+        since=_since(i, lang))
+
+
+SINCE_DAYS = 14  # the newest sealed days the "since you last read" list may show
+
+
+def _since(i: HomeInputs, lang: Language) -> list[dict[str, Any]]:
+    """Return what the ledger published on the newest days, newest first, each dated by
+    when it was published (its day's sealing; a correction's finding): the home page
+    shows a reader those published since their last visit (chronicle.js)."""
+    if i.ledger is None:
+        return []
+    days = _real(i.days)[-SINCE_DAYS:]
+    out = []
+    for d in days:
+        events = d.get("ledger")
+        if events is None:
+            events = [e.to_json() for e in i.ledger.on(d["date"]) if e.kind != "correction"]
+        lines = day_lines(events, lang, i.config, d["date"])
+        out.append({"published": d["sealed_at"], "day": d["date"],
+                    "title": day_title(d, lang),
+                    "text": lines[0] if lines else one_line(d, lang),
+                    "more": len(lines) - 1 if lines else 0})
+    first = days[0]["sealed_at"] if days else None
+    for e in i.ledger.of_kind("correction"):
+        found = e.facts.get("found_at")
+        if first is not None and isinstance(found, str) and found >= first:
+            out.append({"published": found, "day": None, "title": None,
+                        "anchor": str(e.id).removeprefix("correction:"),
+                        "text": correction_text(e.facts, lang), "more": 0})
+    return sorted(out, key=lambda x: x["published"], reverse=True)
 
 
 def _real(days: Sequence[DaySummary]) -> list[DaySummary]:

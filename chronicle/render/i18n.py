@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import gettext as _gettext
 import io
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,6 +50,10 @@ class Language:
     code: str = DEFAULT
     catalog: _gettext.NullTranslations = field(default_factory=_gettext.NullTranslations,
                                                compare=False, repr=False)
+    # The chronicle's own words in this language: its chronicle.yml's reader-facing text
+    # (risk titles and reasons, claim statements, check reasons, phase names) -> the
+    # translation it gives (config/words.py).
+    words: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def zh(self) -> bool:
@@ -93,6 +98,13 @@ class Language:
     def pgettext(self, context: str, message: str) -> str:
         """Return `message` in this language, as meant in `context` ("issue state")."""
         return self.catalog.pgettext(context, message)
+
+    def said(self, text: object) -> str:
+        """Return text from chronicle.yml in this language: its translation where the
+        config gives one (config/words.py), else as written. Sealed records hold the
+        English, which finds its translation here."""
+        value = "" if text is None else str(text)
+        return self.words.get(value, value)
 
     def term(self, keyword: object, context: str) -> str:
         """Return the word for a record's keyword (`"gap"` as a "failure kind" -> 缺口);
@@ -201,14 +213,27 @@ def load_catalog(code: str, overrides: Path | None = None) -> _gettext.NullTrans
     return _compiled[key]
 
 
-def language(code: str, overrides: Path | None = None) -> Language:
+def language(code: str, overrides: Path | None = None,
+             config: RunConfig | None = None) -> Language:
     """Return the `code` language with its catalog (and a chronicle's own `overrides`
-    folder holding `<code>.po`, whose messages win)."""
+    folder holding `<code>.po`, whose messages win), and with `config`, the translations
+    its chronicle.yml gives of its own text (config/words.py)."""
     if code not in LANGUAGES:
         raise ValueError(f"language {code!r} is not one of {', '.join(LANGUAGES)}")
     if code == DEFAULT:
         return ENGLISH
-    return Language(code, load_catalog(code, overrides))
+    return Language(code, load_catalog(code, overrides),
+                    config_words(config, code) if config is not None else {})
+
+
+def config_words(config: RunConfig, code: str) -> dict[str, str]:
+    """Return English -> `code` of every reader-facing text of `config` that has one."""
+    from chronicle.config.words import catalog
+
+    watch = config.watch
+    texts = [*config.run.phases, *(r.title for r in watch.risks), *(r.reason for r in watch.risks),
+             *(c.statement for c in watch.claims), *(c.reason for c in watch.health)]
+    return catalog(texts, code)
 
 
 def site_title(config: RunConfig, lang: Language) -> str:

@@ -121,12 +121,12 @@ def event_text(e: Mapping[str, Any], lang: Language, config: RunConfig,
         return text + _(".")
     if kind == "risk_fired":
         return _("Risk point “{title}” fired: {value} against {threshold} ({rule}).").format(
-            title=facts.get("title") or facts["risk"],
+            title=lang.said(facts.get("title") or facts["risk"]),
             value=risk_value(facts, config, lang), threshold=_threshold(facts, config, lang),
             rule=facts.get("rule"))
     if kind == "risk_passed":
         return _("Risk point “{title}” passed without firing.").format(
-            title=facts.get("title") or facts["risk"])
+            title=lang.said(facts.get("title") or facts["risk"]))
     if kind == "change":
         return describe(facts["change"], lang)
     if kind == "decision":
@@ -234,7 +234,7 @@ def decision_text(facts: Mapping[str, Any], lang: Language) -> str:
     status = (_("fired on {date}") if facts.get("risk_status") == "risk_fired"
               else _("passed on {date}")).format(date=lang.date(facts["risk_day"]))
     text = _("Decision at the risk point “{title}” ({status}): {what}").format(
-        title=facts.get("title") or facts["risk"], status=status, what=what)
+        title=lang.said(facts.get("title") or facts["risk"]), status=status, what=what)
     pull = facts.get("pull")
     if pull:
         text += _(", by pull request {key} ({title})").format(key=pull.get("key"),

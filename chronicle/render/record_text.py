@@ -170,7 +170,7 @@ def check_reason(check: Any, lang: Language) -> str:
         cid, reason = str(check.id), str(check.reason or "")
     if _DEFAULT_REASONS.get(cid) == reason:
         return lang.gettext(reason)
-    return reason
+    return lang.said(reason)  # the config's words, in this language where it gives them
 
 
 CLAIM_METHODS = {

@@ -24,7 +24,7 @@ from chronicle.analysis.ledger import Ledger, LedgerInputs, build_ledger
 from chronicle.analysis.prediction import eval_points, predict
 from chronicle.analysis.run_state import RunState
 from chronicle.analysis.series import Series
-from chronicle.analysis.signals import dropping_facts, risks_facts
+from chronicle.analysis.signals import Events, dropping_facts, risks_facts
 from chronicle.analysis.verdicts import watch_history
 from chronicle.config import RunConfig
 from chronicle.models import FailureRecord, RunRecord
@@ -36,6 +36,7 @@ from chronicle.render.day_charts import fitted_domain, run_marks, time_axis
 from chronicle.render.embed import publish
 from chronicle.render.formats import exact_digits, fmt_num, fmt_pct, fmt_plain, fmt_si
 from chronicle.render.i18n import N_, Language
+from chronicle.render.ledger_text import decision_text
 from chronicle.render.metrics import (
     BUDGET_FRACTION,
     alert_rules,
@@ -59,14 +60,15 @@ Artifact = tuple[str, str | None]  # (path, sha256, None if the file is missing)
 
 def _prediction_page(config: RunConfig, series: Series, history: Sequence[Mapping[str, Any]],
                      failures: Sequence[FailureRecord], out: dict[str, str | bytes],
-                     lang: Language) -> str:
+                     lang: Language, events: Events = ()) -> str:
     _ = lang.gettext
     pred = config.watch.prediction
     if pred is None:
         return render("prediction.md.j2", lang, pred=None, embeds=[], rows=[], latest=None,
                       sha=None, registered=None, line=None,
                       verdict=prediction_verdict(None, lang, configured=False))
-    residual, verdict = prediction_signal(config, series, history, failures, 260, lang)
+    residual, verdict = prediction_signal(config, series, history, failures, 260, lang,
+                                          events=events)
     pts = eval_points(series, config, pred)
     grid = np.linspace(0.0, 1.0, 201)[1:]
     p, lo, hi = predict(pred, grid, config.run.token_budget)
@@ -82,6 +84,8 @@ def _prediction_page(config: RunConfig, series: Series, history: Sequence[Mappin
     present = [xy for xy in lines.values() if xy is not None]
     domain, _peak = fitted_domain(present, 0.05) if present else (None, None)
     latest = next((h["prediction"] for h in reversed(history) if h.get("prediction")), None)
+    decisions = [{"text": decision_text(e["facts"], lang), "date": e["days"][0],
+                  "risk": e["facts"]["risk"]} for e in events if e["kind"] == "decision"]
     actual = line_chart(
         lines, title=_("Eval loss: actual and pre-registered prediction"),
         description=_("Line chart of the eval loss and the pre-registered prediction with "
@@ -99,7 +103,7 @@ def _prediction_page(config: RunConfig, series: Series, history: Sequence[Mappin
                 for k in ("predicted", "low", "high", "residual")}}
             for i in range(pts["step"].size)]
     return render("prediction.md.j2", lang, pred=pred, embeds=embeds, rows=rows[-60:],
-                  latest=latest, sha=pred.sha256(),
+                  latest=latest, sha=pred.sha256(), decisions=decisions,
                   registered=latest["registered_sha256"] if latest else None,
                   line=residual_line(latest, lang), verdict=verdict)
 
@@ -145,8 +149,8 @@ def _health_summary(history: Sequence[Mapping[str, Any]], n_checks: int,
 
 def _risks_page(config: RunConfig, days: Sequence[Mapping[str, Any]],
                 history: Sequence[Mapping[str, Any]], out: dict[str, str | bytes],
-                lang: Language) -> str:
-    spec, verdict = risks_signal(config, days, history, None, lang)
+                lang: Language, events: Events = ()) -> str:
+    spec, verdict = risks_signal(config, days, history, None, lang, events=events)
     embed = publish(out, "watch/risks", spec, "risks") if config.watch.risks else None
     # Each point's verdict as api/signals.json says it (analysis/signals.py).
     points = {p["id"]: p for p in risks_facts(history)["points"]}
@@ -161,8 +165,14 @@ def _risks_page(config: RunConfig, days: Sequence[Mapping[str, Any]],
         now = next((x for x in history[-1]["risks"] if x["id"] == r.id), None) if history \
             else None
         point = points.get(r.id)
+        decided = next((e for e in events if e["kind"] == "decision"
+                        and e["facts"]["risk"] == r.id), None)
         risks.append({"risk": r, "now": now, "changes": changes,
-                      "verdict": risk_point_verdict(point, lang) if point else ""})
+                      "verdict": risk_point_verdict(point, lang) if point else "",
+                      "decision": None if decided is None else {
+                          "text": decision_text(decided["facts"], lang),
+                          "date": decided["days"][0],
+                          "changes": [c["id"] for c in decided["facts"]["changes"]]}})
     return render("risks.md.j2", lang, risks=risks, embed=embed, verdict=verdict)
 
 
@@ -203,9 +213,10 @@ def _throughput_page(config: RunConfig, series: Series, days: Sequence[Mapping[s
                      out: dict[str, str | bytes], known: RunChanges, ledger: Ledger,
                      lang: Language) -> str:
     _ = lang.gettext
+    events = [e.to_json() for e in ledger.events]
     th = summarize_throughput(days, ledger, config)
     experts = num_experts(runs)
-    specs = _throughput_specs(config, series, days, failures, th, experts, lang)
+    specs = _throughput_specs(config, series, days, failures, th, experts, lang, events)
     embeds = [(key, _(key), publish(out, stem, spec, name))
               for key, stem, name, spec in specs]
     by_length, drop_table = _drop_by_length(config, series, known, out, lang)
@@ -215,7 +226,7 @@ def _throughput_page(config: RunConfig, series: Series, days: Sequence[Mapping[s
                                _("Token dropping by sequence length"), by_length))
     context = [c for c in known.changes if c["kind"] == "sequence_length"]
     return render("throughput.md.j2", lang, th=th, embeds=embeds, experts=experts,
-                  dropping=dropping_verdict(dropping_facts(days), lang),
+                  dropping=dropping_verdict(dropping_facts(days, events), lang),
                   bound=math.log(experts) if experts else None,
                   by_length=drop_rows(days, lang)[1] == "sequence length",
                   drop_table=drop_table, sections=THROUGHPUT_SECTIONS,
@@ -235,7 +246,7 @@ THROUGHPUT_SECTIONS = {
 
 def _throughput_specs(config: RunConfig, series: Series, days: Sequence[Mapping[str, Any]],
                       failures: Sequence[FailureRecord], th: Mapping[str, Any],
-                      experts: int | None, lang: Language,
+                      experts: int | None, lang: Language, events: Events = (),
                       ) -> list[tuple[str, str, str, dict[str, Any]]]:
     """Return (heading msgid, file stem, name, spec) of the throughput page's charts."""
     _ = lang.gettext
@@ -268,7 +279,7 @@ def _throughput_specs(config: RunConfig, series: Series, days: Sequence[Mapping[
             value=show("mfu", mfu[1][-1] if mfu else None, config, lang)),
         x=day_axis, y=axis_for("mfu", config, lang), lang=lang,
         options=Options(bands=bands, rules=alert_rules(config, "mfu", lang)))))
-    drop, _sentence = dropping_signal(config, days, 260, lang)
+    drop, _sentence = dropping_signal(config, days, 260, lang, events=events)
     out.append(("Token dropping", "watch/drop_regimes", "drop", drop))
     ent = series.finite("router_entropy")
     if ent is not None:
@@ -355,9 +366,11 @@ def run_pages(config: RunConfig, series: Series, failures: Sequence[FailureRecor
 
     # Process.
     out: dict[str, str | bytes] = {}
-    out["prediction.md"] = _prediction_page(config, series, history, failures, out, lang)
+    events = [e.to_json() for e in ledger.events]
+    out["prediction.md"] = _prediction_page(config, series, history, failures, out, lang,
+                                            events)
     out["health.md"] = _health_page(config, history, out, lang)
-    out["risks.md"] = _risks_page(config, days, history, out, lang)
+    out["risks.md"] = _risks_page(config, days, history, out, lang, events)
     out["throughput.md"] = _throughput_page(config, series, days, failures, runs, out, known,
                                             ledger, lang)
     cost = summarize_cost(days, config, state)

@@ -12,7 +12,7 @@ from markupsafe import Markup
 
 from chronicle.analysis.prediction import eval_points, predict
 from chronicle.analysis.series import Series
-from chronicle.analysis.signals import dropping_facts, prediction_facts
+from chronicle.analysis.signals import Events, dropping_facts, prediction_facts, risks_facts
 from chronicle.config import RunConfig
 from chronicle.models import FailureRecord
 from chronicle.render.embed import publish
@@ -41,10 +41,12 @@ RISKS_TITLE = N_("Risk points")
 
 def prediction_signal(config: RunConfig, series: Series, history: Sequence[Mapping[str, Any]],
                       failures: Sequence[FailureRecord], height: int, lang: Language,
-                      title: str = RESIDUAL_TITLE) -> tuple[dict[str, Any], str]:
-    """Return the residual chart and the prediction's verdict, in `lang`."""
+                      title: str = RESIDUAL_TITLE, events: Events = ()
+                      ) -> tuple[dict[str, Any], str]:
+    """Return the residual chart and the prediction's verdict, in `lang` (with the
+    ledger's `events`: the run's, then now)."""
     pred = config.watch.prediction
-    latest = prediction_facts(history)
+    latest = prediction_facts(history, events)
     sentence = prediction_verdict(latest, lang, configured=pred is not None)
     return _prediction_chart(config, series, failures, height, title, sentence,
                              lang), sentence
@@ -107,14 +109,15 @@ def _prediction_chart(config: RunConfig, series: Series, failures: Sequence[Fail
 
 
 def dropping_signal(config: RunConfig, days: Sequence[Mapping[str, Any]], height: int,
-                    lang: Language, title: str | None = None) -> tuple[dict[str, Any], str]:
+                    lang: Language, title: str | None = None, events: Events = ()
+                    ) -> tuple[dict[str, Any], str]:
     """Return the drop-fraction-per-regime chart and its verdict, in `lang`."""
     _ = lang.gettext
     rows, kind = drop_rows(days, lang)
     regime = _(kind)
     title = _("Token dropping per {kind}").format(kind=regime) if title is None else title
     rules = alert_rules(config, "drop_fraction", lang)
-    sentence = dropping_verdict(dropping_facts(days), lang)
+    sentence = dropping_verdict(dropping_facts(days, events), lang)
     what = _("Daily median fraction of tokens dropped by the MoE router, per {kind}, against "
              "the fraction of the token budget").format(kind=regime)
     spec = regime_chart(rows, regime, rules, title=title or "",
@@ -125,7 +128,7 @@ def dropping_signal(config: RunConfig, days: Sequence[Mapping[str, Any]], height
 
 def risks_signal(config: RunConfig, days: Sequence[Mapping[str, Any]],
                  history: Sequence[Mapping[str, Any]], height: int | None, lang: Language,
-                 title: str = RISKS_TITLE) -> tuple[dict[str, Any], str]:
+                 title: str = RISKS_TITLE, events: Events = ()) -> tuple[dict[str, Any], str]:
     """Return the risk timeline and which risk point fired first, in `lang`."""
     _ = lang.gettext
     records = history[-1]["risks"] if history else [
@@ -134,11 +137,13 @@ def risks_signal(config: RunConfig, days: Sequence[Mapping[str, Any]],
     fraction_of = {d["date"]: d["tokens"]["budget_fraction"] for d in days
                    if d["tokens"].get("budget_fraction") is not None}
     now = days[-1]["tokens"].get("budget_fraction") if days else None
-    sentence = risks_verdict(records, lang)
+    sentence = risks_verdict(records, lang, risks_facts(history, events)["run"])
     what = _("Timeline of the run's risk points over the token budget: each one's watch "
              "window, coloured by status, a triangle where it fired and a line where the "
              "run is now")
-    spec = risk_timeline(risk_rows(records, fraction_of, history), now,
+    rows = [{**r, "title": lang.said(r["title"])} for r in risk_rows(records, fraction_of,
+                                                                     history)]
+    spec = risk_timeline(rows, now,
                          title=_(title) if title else "",
                          description=_("{what}. {verdict}").format(what=what,
                                                                    verdict=sentence),
@@ -149,19 +154,20 @@ def risks_signal(config: RunConfig, days: Sequence[Mapping[str, Any]],
 def signal_panels(config: RunConfig, series: Series, days: Sequence[Mapping[str, Any]],
                   history: Sequence[Mapping[str, Any]], failures: Sequence[FailureRecord],
                   out: Out, lang: Language,
-                  prefix: str = "home/") -> list[dict[str, Any]]:
+                  prefix: str = "home/", events: Events = ()) -> list[dict[str, Any]]:
     """Return the home page's three panels: heading, chart embed, verdict, link."""
     _ = lang.gettext
     height = 130
     built = [
         # The panel's heading titles its chart (no second title inside it).
         (_("Loss against the prediction"),
-         prediction_signal(config, series, history, failures, height, lang, ""),
+         prediction_signal(config, series, history, failures, height, lang, "", events),
          "prediction.md",
          _("Prediction")),
-        (_("Token dropping"), dropping_signal(config, days, height, lang, ""),
+        (_("Token dropping"), dropping_signal(config, days, height, lang, "", events),
          "throughput.md#token-dropping", _("Throughput")),
-        (_("Which risk point fires first"), risks_signal(config, days, history, None, lang, ""),
+        (_("Which risk point fires first"),
+         risks_signal(config, days, history, None, lang, "", events),
          "risks.md", _("Risks")),
     ]
     names = ("prediction", "dropping", "risks")

@@ -22,7 +22,8 @@ from chronicle.analysis.signals import (
     PREDICTION_KEYS,
     drop_regimes,
 )
-from chronicle.render.formats import fmt_count, fmt_num, fmt_pct, fmt_plain
+from chronicle.render.change_text import token_pair
+from chronicle.render.formats import fmt_count, fmt_num, fmt_pct, fmt_plain, fmt_signed
 from chronicle.render.i18n import N_, Language
 
 NO_PREDICTION = N_("No loss prediction is configured for this run.")
@@ -48,8 +49,36 @@ def prediction_verdict(p: Mapping[str, Any] | None, lang: Language,
     if p.get("outside_band") is None:
         return text + _("; the prediction has no band here.")
     half = fmt_num((float(p["high"]) - float(p["low"])) / 2, 4)
-    return text + (_(": outside the band (±{half}).") if p["outside_band"]
-                   else _(": inside the band (±{half}).")).format(half=half)
+    now = text + (_(": outside the band (±{half}).") if p["outside_band"]
+                  else _(": inside the band (±{half}).")).format(half=half)
+    return _then_now(_prediction_run(p.get("run"), lang), now, lang)
+
+
+def _then_now(run: str, now: str, lang: Language) -> str:
+    """Return what held over the run, then where the signal stands now."""
+    if not run:
+        return now
+    return lang.join_sentences(run, lang.gettext("Now: {now}").format(now=now))
+
+
+def _prediction_run(run: Mapping[str, Any] | None, lang: Language) -> str:
+    _ = lang.gettext
+    if not run or not run.get("evals"):
+        return ""
+    if not run["outside"]:
+        return lang.ngettext("Over the run, the one eval compared was inside the band.",
+                             "Over the run, all {n} evals compared were inside the band.",
+                             run["evals"]).format(n=fmt_count(run["evals"]))
+    far = run["furthest"]
+    return lang.ngettext(
+        "Over the run, {n} eval fell outside the band (of {evals} compared), on {first}: "
+        "{residual} at step {step}.",
+        "Over the run, {n} evals fell outside the band (of {evals} compared), the first "
+        "on {first}, the furthest {residual} at step {step} on {date}.",
+        run["outside"]).format(
+        n=fmt_count(run["outside"]), evals=fmt_count(run["evals"]),
+        first=lang.date(run["first"]), residual=fmt_signed(far["residual"], 4),
+        step=fmt_count(far["step"]), date=lang.date(far["date"]))
 
 
 def drop_rows(days: Sequence[Mapping[str, Any]],
@@ -66,12 +95,13 @@ def drop_rows(days: Sequence[Mapping[str, Any]],
 def _regime(value: Any, kind: str, lang: Language) -> str:
     if kind == "sequence_length":
         return lang.gettext("{tokens} tokens").format(tokens=fmt_count(value))
-    return str(value) if value else lang.gettext("no phase")
+    return lang.said(value) if value else lang.gettext("no phase")
 
 
 def dropping_verdict(f: Mapping[str, Any], lang: Language) -> str:
-    """Return one sentence: dropping in the newest regime against its one baseline
-    (analysis/signals.py `dropping_facts`), and what the day's alert check said."""
+    """Return what held since the newest context change (the days the drop alert fired,
+    the rebound risk point), then dropping in the newest regime against its one baseline
+    (analysis/signals.py `dropping_facts`) and what the day's alert check said."""
     _ = lang.gettext
     if f.get("p50") is None:
         return _("No token dropping has been logged yet.")
@@ -110,6 +140,32 @@ def dropping_verdict(f: Mapping[str, Any], lang: Language) -> str:
                 value=worst, minutes=fmt_count(window), line=line)
         else:
             text += _("; the alert line is at {line}").format(line=line)
+    return _then_now(_dropping_run(f.get("run"), lang), text + _("."), lang)
+
+
+def _dropping_run(run: Mapping[str, Any] | None, lang: Language) -> str:
+    _ = lang.gettext
+    if not run:
+        return ""
+    text = _("Since the context grew from {before} to {after} tokens on {date}").format(
+        before=fmt_count(run["from"]), after=fmt_count(run["to"]), date=lang.date(run["since"]))
+    if run["alert_days"]:
+        text += lang.ngettext(", the drop alert fired on {n} day ({first})",
+                              ", the drop alert fired on {n} days ({first} to {last})",
+                              run["alert_days"]).format(
+            n=fmt_count(run["alert_days"]), first=lang.date(run["first_alert"]),
+            last=lang.date(run["last_alert"]))
+    else:
+        text += _(", the drop alert never fired")
+    rebound = run.get("rebound")
+    if rebound:
+        window = rebound.get("window_minutes")
+        text += (_("; the rebound risk point fired on {date}: its worst {minutes} minutes at "
+                   "{ratio} times its baseline (the line: {threshold})") if window else
+                 _("; the rebound risk point fired on {date}: {ratio} times its baseline "
+                   "(the line: {threshold})")).format(
+            date=lang.date(rebound["date"]), minutes=fmt_count(window),
+            ratio=fmt_num(rebound["value"], 2), threshold=fmt_plain(rebound["threshold"]))
     return text + _(".")
 
 
@@ -155,11 +211,37 @@ def _segments(rid: str, lo: float, hi: float, fraction_of: Mapping[str, float],
     return out
 
 
-def risks_verdict(records: Sequence[Mapping[str, Any]], lang: Language) -> str:
-    """Return one sentence: which risk point fired first, and where the others stand."""
+def risks_verdict(records: Sequence[Mapping[str, Any]], lang: Language,
+                  run: Mapping[str, Any] | None = None) -> str:
+    """Return which risk points fired, in order, and what was decided at each (`run`:
+    analysis/signals.py risks_facts), then which fired first and where the others stand."""
     _ = lang.gettext
     if not records:
         return _("No risk points are configured for this run.")
+    return _then_now(_risks_run(run, lang), _risks_now(records, lang), lang)
+
+
+def _risks_run(run: Mapping[str, Any] | None, lang: Language) -> str:
+    _ = lang.gettext
+    if not run or (len(run.get("fired") or ()) < 2 and not run.get("decisions")):
+        return ""  # one risk point, or none, fired: the sentence about now says it all
+    fired = _(", ").join(_("“{title}” on {date}").format(title=lang.said(p["title"] or p["id"]),
+                                                          date=lang.date(p["date"]))
+                         for p in run["fired"])
+    text = _("Fired in order: {fired}.").format(fired=fired)
+    for d in run.get("decisions") or ():
+        budget = next((c for c in d.get("changes") or () if c["kind"] == "budget"), None)
+        if budget is not None:
+            before, after = token_pair(budget["before"], budget["after"], lang, unit=False)
+            text += lang.sep + _("Decided at “{title}”: the token budget went from {before} "
+                                 "to {after} on {date}.").format(
+                title=lang.said(d.get("title") or d["risk"]), before=before, after=after,
+                date=lang.date(d["date"]))
+    return text
+
+
+def _risks_now(records: Sequence[Mapping[str, Any]], lang: Language) -> str:
+    _ = lang.gettext
     fired = sorted((r for r in records if r["status"] == "triggered"),
                    key=lambda r: ((r.get("evidence") or {}).get("date") or r.get("since") or "",
                                   r["id"]))
@@ -174,7 +256,7 @@ def risks_verdict(records: Sequence[Mapping[str, Any]], lang: Language) -> str:
         first = fired[0]
         when = (first.get("evidence") or {}).get("date") or first.get("since")
         text = _("{risk} fired first, on {date}").format(
-            risk=first.get("title") or first["id"], date=lang.date(when))
+            risk=lang.said(first.get("title") or first["id"]), date=lang.date(when))
         if len(fired) > 1:
             text += _("; {others} fired since").format(
                 others=lang.plural(len(fired) - 1, "other risk point"))
@@ -189,7 +271,7 @@ def risks_verdict(records: Sequence[Mapping[str, Any]], lang: Language) -> str:
         w = watching[0]
         lo, hi = (w.get("watch") or [0, 0])[:2]
         text += _("; watching {risk} ({low}–{high} of the budget)").format(
-            risk=w.get("title") or w["id"], low=fmt_pct(lo, 0), high=fmt_pct(hi, 0))
+            risk=lang.said(w.get("title") or w["id"]), low=fmt_pct(lo, 0), high=fmt_pct(hi, 0))
     return text + tail
 
 
@@ -228,7 +310,7 @@ def signals_json(facts: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
         "dropping": {**facts["dropping"], "verdict": dropping_verdict(facts["dropping"], lang)},
         "risks": {**risks, "points": [{**p, "verdict": risk_point_verdict(p, lang)}
                                       for p in risks["points"]],
-                  "verdict": risks_verdict(records, lang)},
+                  "verdict": risks_verdict(records, lang, risks.get("run"))},
     }
 
 
@@ -255,7 +337,7 @@ def short_verdict(day: Mapping[str, Any], drop: Mapping[str, Any], lang: Languag
              and (r.get("evidence") or {}).get("date") == day.get("date")]
     if len(fired) == 1:  # named: the page it links to tells which and why
         parts.append(_("risk point “{title}” fired").format(
-            title=fired[0].get("title") or fired[0]["id"]))
+            title=lang.said(fired[0].get("title") or fired[0]["id"])))
     elif fired:
         parts.append(lang.ngettext("{n} risk point fired", "{n} risk points fired",
                                    len(fired)).format(n=len(fired)))

@@ -59,7 +59,8 @@ def ledger_file(inputs: BuildInputs) -> str:
     from chronicle.site.editions import LOCALE_FOLDER
 
     config, latest = inputs.config, inputs.latest
-    langs = [language(code, config.root / LOCALE_FOLDER) for code in config.site.languages]
+    langs = [language(code, config.root / LOCALE_FOLDER, config)
+             for code in config.site.languages]
     doc = inputs.ledger.to_json(latest.id if latest else None)
     for event in doc["events"]:
         event["text"] = {lang.code: event_text(event, lang, config) for lang in langs}

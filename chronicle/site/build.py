@@ -182,7 +182,8 @@ def _build_with_zensical(config: RunConfig, staging: Path, caches: Caches,
     from chronicle.site.inputs import load_inputs
     from chronicle.site.zensical import build_editions
 
-    langs = [language(code, config.root / LOCALE_FOLDER) for code in config.site.languages]
+    langs = [language(code, config.root / LOCALE_FOLDER, config)
+             for code in config.site.languages]
     took.update(build_editions(load_inputs(config, caches), langs, staging, caches, executor))
 
 

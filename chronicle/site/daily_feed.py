@@ -21,7 +21,7 @@ from xml.dom import minidom
 
 import yaml
 
-from chronicle.analysis.signals import prediction_facts
+from chronicle.analysis.signals import prediction_facts, risks_facts
 from chronicle.clean import load_json
 from chronicle.render.feeds import day_item_html
 from chronicle.render.i18n import Language
@@ -57,11 +57,13 @@ def item_html(inputs: BuildInputs, lang: Language,
         verdicts = []
         if "prediction" in day:
             verdicts.append((_("Prediction"), prediction_verdict(
-                prediction_facts(upto), lang, configured=day.get("prediction") is not None)))
+                prediction_facts(upto, inputs.events), lang,
+                configured=day.get("prediction") is not None)))
         verdicts.append((_("Token dropping"), dropping_verdict(inputs.dropping_by_day[i],
                                                               lang)))
         if "risks" in day:
-            verdicts.append((_("Risk points"), risks_verdict(day.get("risks") or [], lang)))
+            verdicts.append((_("Risk points"), risks_verdict(
+                day.get("risks") or [], lang, risks_facts(upto, inputs.events)["run"])))
         image, alt = _image(inputs, day["date"], lang, files)
         lines = day_lines(inputs.told(day["date"]), lang, inputs.config, day["date"])
         out[f"{url}days/{day['date']}.html"] = day_item_html(day, url, image, alt, verdicts,

@@ -88,13 +88,13 @@ class BuildInputs:
     @cached_property
     def signals(self) -> dict[str, Any]:
         """The three signals' figures as of the newest sealed day (analysis/signals.py)."""
-        return signals(self.days)
+        return signals(self.days, self.events)
 
     @cached_property
     def dropping_by_day(self) -> list[dict[str, Any]]:
         """Token dropping as each sealed day's feed item says it: as of that day (the
         item's text and its title read the same facts)."""
-        return [dropping_facts(self.days[: i + 1]) for i in range(len(self.days))]
+        return [dropping_facts(self.days[: i + 1], self.events) for i in range(len(self.days))]
 
     @cached_property
     def state(self) -> RunState:
@@ -115,6 +115,12 @@ class BuildInputs:
             self.store.corrections(), first_seen,
             {d.isoformat(): (s.id, s.taken_at.timestamp()) for d, s in self.sealers.items()},
             self._refigure))
+
+    @cached_property
+    def events(self) -> list[dict[str, Any]]:
+        """The ledger's events as JSON (analysis/ledger.py Event.to_json), for the signals'
+        facts, which read plain data."""
+        return [e.to_json() for e in self.ledger.events]
 
     def told(self, day: str) -> list[dict[str, Any]]:
         """Return what a day tells (Event.to_json): as its sealed JSON records it, or the

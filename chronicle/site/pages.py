@@ -67,7 +67,8 @@ def _run_pages(i: BuildInputs, lang: Language) -> Files:
 
 def _changes(i: BuildInputs, lang: Language) -> Files:
     sealed = sealed_dates(i.days)
-    return {"changes.md": changes_page(i.changes, sealed, i.config, lang),
+    return {"changes.md": changes_page(i.changes, sealed, i.config, lang,
+                                       [e for e in i.events if e["kind"] == "decision"]),
             "api/changes.json": changes_json(i.changes, i.config, sealed)}
 
 

@@ -125,7 +125,7 @@ class ChroniclePlugin(BasePlugin):
                 and self.editions.inputs.config != run:
             self.editions.inputs = None  # another chronicle: read its own store
         self.run, self._inputs, self._drawing, self.pages = run, None, None, []
-        self.lang = language(self.code, run.root / LOCALE_FOLDER)
+        self.lang = language(self.code, run.root / LOCALE_FOLDER, run)
         config.nav = complete_nav(config.nav)
         use_theme_overrides(config)
         if STYLESHEET not in config.extra_css:

@@ -331,7 +331,7 @@ def render_tree(config: RunConfig, inputs: BuildInputs, out: Path,
 
     trees = []
     for code in config.site.languages:
-        lang = language(code, config.root / LOCALE_FOLDER)
+        lang = language(code, config.root / LOCALE_FOLDER, config)
         tree = EditionTree(code, out / code)
         sources = write_edition(inputs, lang, tree, None, executor)
         drawing = Drawing({p: c for p, c in sources.items()

@@ -193,3 +193,56 @@
     start();
   }
 })();
+
+/* Since you last read: the home page lists what the ledger told on the newest days (each
+   item dated by when it was published: its day's sealing, a correction's finding); this
+   shows the reader only those published since their last visit. What was seen is kept
+   in this browser alone (localStorage: no cookie, no request), and only moves on when
+   something new is published, so reloading the page shows the same list. */
+(function () {
+  "use strict";
+  function key() { return "chronicle:seen:" + location.pathname.replace(/(index\.html)?$/, ""); }
+
+  function read() {
+    try { return JSON.parse(window.localStorage.getItem(key()) || "null"); } catch (e) { return null; }
+  }
+
+  function write(value) {
+    try { window.localStorage.setItem(key(), JSON.stringify(value)); } catch (e) { /* off */ }
+  }
+
+  function show(box) {
+    var items = Array.prototype.slice.call(box.querySelectorAll("[data-published]"));
+    if (!items.length) return;
+    var newest = items.map(function (li) { return li.getAttribute("data-published"); }).sort().pop();
+    var seen = read();
+    if (!seen || !seen.newest) { write({ newest: newest, before: newest }); return; }
+    if (seen.newest !== newest) { seen = { newest: newest, before: seen.newest }; write(seen); }
+    var since = seen.before;
+    var fresh = 0;
+    items.forEach(function (li) {
+      var shown = li.getAttribute("data-published") > since;
+      li.hidden = !shown;
+      if (shown) fresh += 1;
+    });
+    var ymd = since.slice(0, 10).split("-");
+    var zh = (document.documentElement.lang || "").indexOf("zh") === 0;
+    var when = zh ? ymd[0] + "年" + Number(ymd[1]) + "月" + Number(ymd[2]) + "日" : ymd.join("-");
+    var said = box.querySelector(".chronicle-since__said");
+    if (said) said.textContent = (fresh ? box.getAttribute("data-some") : box.getAttribute("data-none"))
+      .replace("{date}", when).replace("{n}", String(fresh));
+    box.hidden = false;
+  }
+
+  function start() {
+    document.querySelectorAll("[data-chronicle-since]").forEach(show);
+  }
+
+  if (window.document$ && typeof window.document$.subscribe === "function") {
+    window.document$.subscribe(start);
+  } else if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", start);
+  } else {
+    start();
+  }
+})();
