@@ -73,3 +73,17 @@ def test_title_text_cannot_close_the_title_element() -> None:
     title = title_text("Run </title><script>alert(1)</script> & <b>more</b>")
     assert "<" not in title and ">" not in title and title.startswith("Run ")
     assert "& more" in title
+
+
+def test_words_in_the_other_language_are_marked_for_screen_readers() -> None:
+    from chronicle.render.i18n import language
+
+    chinese = language("zh")
+    # An English comment on a Chinese page, a Chinese one on an English page: marked.
+    assert 'lang="en"' in comment_block("Loss spiked at step 1200.", chinese)
+    assert 'lang="zh"' in comment_block("损失在第 1200 步突增。", ENGLISH)
+    # The page's own language, or words without letters, are not.
+    assert "lang=" not in comment_block("Loss spiked at step 1200.", ENGLISH)
+    assert "lang=" not in comment_block("损失在第 1200 步突增。", chinese)
+    assert "lang=" not in comment_block("+1 👍 1200", chinese)
+    assert ENGLISH.quoted("零点") == "zh" and chinese.quoted("MoE routing") == "en"

@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import gettext as _gettext
 import io
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
     from chronicle.config import RunConfig
 
 DEFAULT = LANGUAGES[0]
+_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_LATIN = re.compile(r"[A-Za-z]")
 DOMAIN = "chronicle"
 LOCALE_DIR = Path(__file__).resolve().parent.parent / "locale"
 # The name of each language in its own language (the language switch shows these).
@@ -105,6 +108,18 @@ class Language:
         English, which finds its translation here."""
         value = "" if text is None else str(text)
         return self.words.get(value, value)
+
+    def quoted(self, text: object) -> str | None:
+        """Return the language of words people wrote (a comment, an issue or PR title) when
+        it is not this page's: "en" for text without Chinese on a Chinese page, "zh" for
+        Chinese text on an English one; None when it is the page's own (a screen reader
+        then reads it with the page's voice)."""
+        han = _HAN.search(str(text or "")) is not None
+        if self.zh and not han and _LATIN.search(str(text or "")):
+            return DEFAULT
+        if self.english and han:
+            return "zh"
+        return None
 
     def term(self, keyword: object, context: str) -> str:
         """Return the word for a record's keyword (`"gap"` as a "failure kind" -> 缺口);

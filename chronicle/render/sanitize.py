@@ -84,7 +84,9 @@ def comment_block(text: str, lang: Language, css_class: str = "chronicle-comment
     says an empty one is empty)."""
     body = comment_html(text) or Markup("<p><em>" + escape(lang.gettext("(empty)"))
                                         + "</em></p>")
-    return Markup(f'<div class="{escape(css_class)}">\n{body}\n</div>')
+    other = lang.quoted(text) if text else None  # words in another language: said so
+    marked = f' lang="{other}"' if other else ""
+    return Markup(f'<div class="{escape(css_class)}"{marked}>\n{body}\n</div>')
 
 
 def plain_text(text: str, limit: int = 300) -> str:
