@@ -105,24 +105,83 @@ def test_every_section_is_one_click_from_home(site: str, browser: Any, edition: 
         page.context.close()
 
 
-@pytest.mark.parametrize("edition", ["", "zh/"])
-def test_searching_a_date_offers_that_day_first(site: str, browser: Any, edition: str) -> None:
-    # Material splits "2026-08-27" into 2026, 08 and 27: every day whose title holds the
-    # three ties with it (2026-08-27 and, say, 2026-08-20's neighbours), earliest first.
+@pytest.mark.parametrize(("edition", "query"), [
+    ("", "2026-08-27"), ("", "Day 8"), ("zh/", "2026-08-27"), ("zh/", "2026年8月27日"),
+    ("zh/", "8月27日"), ("zh/", "第8天"), ("zh/", "第 8 天"), ("zh/", "2026/8/27")])
+def test_searching_a_date_offers_that_day_first(site: str, browser: Any, edition: str,
+                                                query: str) -> None:
+    # Material splits "2026-08-27" into 2026, 08 and 27 (every day whose title holds the
+    # three ties with it, earliest first) and jieba splits 8月27日 into four words: the
+    # day is offered above the results, in every form a reader types.
     page = open_page(browser, site + edition + "index.html", LAPTOP, "light")
     try:
         box = page.locator(".md-search__input")
         box.click()
-        box.fill("2026-08-27")
+        box.fill(query)
         offer = page.locator(".md-search-result .chronicle-search-day a")
         offer.wait_for(timeout=10_000)
-        assert offer.get_attribute("href", timeout=1_000).endswith("days/2026-08-27.html")
+        assert offer.get_attribute("href", timeout=1_000).endswith(
+            edition + "days/2026-08-27.html")
+        assert ("第 8 天" if edition else "Day 8") in offer.inner_text()
         first = page.locator(".md-search-result a").first
         assert first.get_attribute("href").endswith("days/2026-08-27.html")
-        # A date that was never sealed offers nothing.
-        box.fill("2031-01-01")
-        page.wait_for_timeout(1_000)
-        assert page.locator(".chronicle-search-day").count() == 0
+        # A date, or a day number, that was never sealed offers nothing.
+        for never in ("2031-01-01", "9月30日" if edition else "Day 13"):
+            box.fill(never)
+            page.wait_for_timeout(1_000)
+            assert page.locator(".chronicle-search-day").count() == 0, never
+    finally:
+        page.context.close()
+
+
+def _whole_word_pages(index: dict[str, Any], word: str) -> dict[str, int]:
+    """How often each page of a Material index holds the word whole (its segmentation
+    marks and markup taken out), as the reader would read it."""
+    import re
+
+    pages: dict[str, int] = {}
+    for doc in index["docs"]:
+        text = re.sub(r"<[^>]*>", "", doc["title"] + doc["text"]).replace("\u200b", "")
+        text = re.sub(r"\s+", "", text)
+        page_path = doc["location"].split("#")[0]
+        pages[page_path] = pages.get(page_path, 0) + text.count(word)
+    return {p: n for p, n in pages.items() if n}
+
+
+def test_a_chinese_word_is_offered_whole_before_its_characters_apart(
+        site: str, browser: Any) -> None:
+    # Material's query segmenter never tries the whole Han query as one word: 预测区间
+    # becomes 预测* and 区间*, which rank pages that hold the two apart. The pages that
+    # hold the word whole are offered first, most occurrences first.
+    import json
+    from urllib.request import urlopen
+
+    word = "预测区间"
+    with urlopen(site + "zh/search/search_index.json") as answer:
+        index = json.load(answer)
+    whole = _whole_word_pages(index, word)
+    apart = {doc["location"].split("#")[0] for doc in index["docs"]
+             if "预测" in doc["text"] and "区间" in doc["text"]} - set(whole)
+    assert whole and apart, "the demo holds the word whole on some pages, apart on others"
+    page = open_page(browser, site + "zh/index.html", LAPTOP, "light")
+    try:
+        box = page.locator(".md-search__input")
+        box.click()
+        box.fill(word)
+        offer = page.locator(".md-search-result .chronicle-search-whole")
+        offer.wait_for(timeout=10_000)
+        assert f"（{len(whole)} 页）" in offer.locator("p").inner_text()
+        links = offer.locator("a")
+        offered = [links.nth(i).get_attribute("href").split("zh/")[-1].split("#")[0]
+                   for i in range(links.count())]
+        assert offered and set(offered) <= set(whole)
+        counts = [whole[p] for p in offered]
+        assert counts == sorted(counts, reverse=True) and counts[0] == max(whole.values())
+        # A word nowhere whole offers nothing; English queries are left to the engine.
+        for query in ("区间预测", "prediction band"):
+            box.fill(query)
+            page.wait_for_timeout(1_000)
+            assert page.locator(".chronicle-search-whole").count() == 0, query
     finally:
         page.context.close()
 

@@ -133,35 +133,173 @@
     });
   }
 
-  /* Search: a reader who types a sealed day's date (2026-11-09) is offered that day
-     first. Material's search splits a query on "-" into 2026, 11 and 09, and every day
-     whose title holds the three ties with it, the earliest listed first. The offer links
-     the day's page only once the site answers for it (a date never sealed offers
-     nothing); the results below stay Material's. */
-  var editionRoot = here.replace(/assets\/javascripts\/chronicle\.js(\?.*)?$/, "");
-  var DATE = /^\s*(\d{4}-\d{2}-\d{2})\s*$/;
+  /* Search: what Material's ranking misses, offered above its results (the results
+     below stay the engine's own).
+     - A day by its date, in the forms readers type: 2026-10-17, 2026/10/17,
+       2026年10月17日, 10月17日, 第59天, day 59. Material splits "2026-10-17" into 2026, 10
+       and 17 (every day holding the three ties with it) and jieba splits 10月17日 into
+       four words; only a sealed day is offered (the days come from api/index.json).
+     - Pages holding a Chinese word whole: Material segments a Han query with the words
+       of its index but never tries the whole query as one word, so "上下文" becomes
+       上下* and 文* and ranks pages holding 上下 and 文 apart above the pages that say
+       上下文. The offer lists the pages that hold it whole, most occurrences first,
+       read from the engine's own index (Material's search/search_index.json, which its
+       worker has already fetched, or Zensical's search.json). */
+  /* The Chinese edition loads the site's one chronicle.js (mkdocs) or its own copy
+     (Zensical builds each edition apart): its days and index are under zh/ either way. */
+  var scriptRoot = here.replace(/assets\/javascripts\/chronicle\.js(\?.*)?$/, "");
+  var siteRoot = scriptRoot.replace(/zh\/$/, "");
+  var editionRoot = zh ? siteRoot + "zh/" : siteRoot;
+  var HAN = /[\u3400-\u9fff\uf900-\ufaff]{2,}/;
+  var cached = {};
 
-  function dayOffer(input) {
+  function getJson(urls) {
+    var key = urls.join(" ");
+    if (!cached[key]) {
+      cached[key] = urls.reduce(function (prior, url) {
+        return prior.catch(function () {
+          return fetch(url).then(function (r) {
+            if (!r.ok) throw new Error(url + ": HTTP " + r.status);
+            return r.json();
+          });
+        });
+      }, Promise.reject(new Error("start")));
+      cached[key].catch(function () { delete cached[key]; });
+    }
+    return cached[key];
+  }
+
+  function pad(n) { return (n < 10 ? "0" : "") + Number(n); }
+
+  /* What the query names: {date}, {month, day} (a year left out) or {n} (a day number). */
+  function named(query) {
+    var q = query.replace(/\s+/g, " ").trim(), m;
+    if ((m = /^(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})$/.exec(q)) ||
+        (m = /^(\d{4}) ?年 ?(\d{1,2}) ?月 ?(\d{1,2}) ?[日号]?$/.exec(q))) {
+      return { date: m[1] + "-" + pad(m[2]) + "-" + pad(m[3]) };
+    }
+    if ((m = /^(\d{1,2}) ?月 ?(\d{1,2}) ?[日号]$/.exec(q))) {
+      return { month: pad(m[1]), day: pad(m[2]) };
+    }
+    if ((m = /^第 ?(\d{1,4}) ?天$/.exec(q)) || (m = /^day (\d{1,4})$/i.exec(q))) {
+      return { n: Number(m[1]) };
+    }
+    return null;
+  }
+
+  function sealedDay(want, days) {
+    var found = days.filter(function (d) {
+      if (want.date) return d.date === want.date;
+      if (want.n) return d.day === want.n;
+      return d.date.slice(5) === want.month + "-" + want.day;
+    });
+    return found.length ? found[found.length - 1] : null; /* a month-day: the newest year */
+  }
+
+  function longDate(date) {
+    var p = date.split("-");
+    return zh ? p[0] + "年" + Number(p[1]) + "月" + Number(p[2]) + "日" : date;
+  }
+
+  function offerBox(className, label) {
+    var box = document.createElement("div");
+    box.className = "chronicle-search-offer " + className;
+    box.setAttribute("role", "group");
+    box.setAttribute("aria-label", label);
+    return box;
+  }
+
+  function place(box) {
     var results = document.querySelector(".md-search-result");
-    var old = document.querySelector(".chronicle-search-day");
+    if (!results) return;
+    var old = results.querySelector("." + box.className.split(" ").pop());
     if (old) old.parentNode.removeChild(old);
-    var m = DATE.exec(input.value);
-    if (!m || !results || !window.fetch) return;
-    var date = m[1];
-    var url = editionRoot + "days/" + date + ".html";
-    fetch(url, { method: "HEAD" }).then(function (r) {
-      var now = DATE.exec(input.value);
-      if (!r.ok || !now || now[1] !== date || document.querySelector(".chronicle-search-day")) {
-        return;
-      }
-      var p = document.createElement("p");
-      p.className = "chronicle-search-day";
+    var day = results.querySelector(".chronicle-search-day");
+    /* the day first, then the whole word, then the engine's results */
+    results.insertBefore(box, day && box !== day ? day.nextSibling : results.firstChild);
+  }
+
+  function clear() {
+    document.querySelectorAll(".chronicle-search-offer").forEach(function (el) {
+      el.parentNode.removeChild(el);
+    });
+  }
+
+  function dayOffer(input, query) {
+    var want = named(query);
+    if (!want) return;
+    getJson([siteRoot + "api/index.json"]).then(function (index) {
+      var day = sealedDay(want, index.days || []);
+      if (!day || input.value !== query) return;
+      var box = offerBox("chronicle-search-day", zh ? "日期对应的条目" : "The day of that date");
       var a = document.createElement("a");
-      a.href = url;
-      a.textContent = zh ? "查看 " + date + " 的条目 →" : "The entry of " + date + " →";
-      p.appendChild(a);
-      results.insertBefore(p, results.firstChild);
+      a.href = editionRoot + "days/" + day.date + ".html";
+      a.textContent = zh
+        ? "第 " + day.day + " 天 · " + longDate(day.date) + " 的条目 →"
+        : "Day " + day.day + " · the entry of " + day.date + " →";
+      box.appendChild(a);
+      place(box);
     }).catch(function () { /* offline or refused: no offer */ });
+  }
+
+  function flat(text) {
+    return String(text || "").replace(/<[^>]*>/g, "").replace(/[\u200b\s]+/g, "")
+      .replace(/&amp;/g, "&").replace(/&lt;/g, "<").replace(/&gt;/g, ">")
+      .replace(/&quot;/g, '"').replace(/&#0?39;/g, "'").toLowerCase();
+  }
+
+  function count(text, word) {
+    var n = 0, at = text.indexOf(word);
+    while (at >= 0) { n += 1; at = text.indexOf(word, at + word.length); }
+    return n;
+  }
+
+  function wholeWordOffer(input, query) {
+    var word = flat(query);
+    if (!HAN.test(word)) return;
+    getJson([editionRoot + "search/search_index.json", editionRoot + "search.json"])
+      .then(function (index) {
+        if (input.value !== query) return;
+        var pages = {}, order = [];
+        (index.docs || index.items || []).forEach(function (doc) {
+          var page = String(doc.location || "").split("#")[0];
+          if (!(page in pages)) { pages[page] = { title: "", href: "", n: 0 }; order.push(page); }
+          var entry = pages[page];
+          if (String(doc.location).indexOf("#") < 0) entry.title = doc.title;
+          var n = count(flat(doc.title), word) + count(flat(doc.text), word);
+          if (n && !entry.href) entry.href = doc.location;
+          entry.n += n;
+        });
+        var found = order.filter(function (p) { return pages[p].n > 0; })
+          .sort(function (a, b) { return pages[b].n - pages[a].n; });
+        if (!found.length) return;
+        var box = offerBox("chronicle-search-whole",
+          zh ? "含完整词语“" + query.trim() + "”的页面" : 'Pages with "' + query.trim() + '" whole');
+        var head = document.createElement("p");
+        head.textContent = zh
+          ? "含完整词语“" + query.trim() + "”的页面（" + found.length + " 页）："
+          : 'Pages with "' + query.trim() + '" as one word (' + found.length + "):";
+        box.appendChild(head);
+        var list = document.createElement("ul");
+        found.slice(0, 5).forEach(function (p) {
+          var li = document.createElement("li");
+          var a = document.createElement("a");
+          a.href = editionRoot + pages[p].href;
+          a.textContent = String(pages[p].title || p).replace(/\u200b/g, "").replace(/<[^>]*>/g, "");
+          li.appendChild(a);
+          li.appendChild(document.createTextNode(zh ? "（" + pages[p].n + " 处）" : " (" + pages[p].n + ")"));
+          list.appendChild(li);
+        });
+        box.appendChild(list);
+        place(box);
+      }).catch(function () { /* no index: no offer */ });
+  }
+
+  function offers(input) {
+    clear();
+    if (!window.fetch || !document.querySelector(".md-search-result")) return;
+    dayOffer(input, input.value);
+    wholeWordOffer(input, input.value);
   }
 
   function onPage() {
@@ -179,7 +317,7 @@
     window.addEventListener("resize", scrollables);
     document.addEventListener("input", function (e) {
       var t = e.target;
-      if (t && t.classList && t.classList.contains("md-search__input")) dayOffer(t);
+      if (t && t.classList && t.classList.contains("md-search__input")) offers(t);
     });
     /* redraw when the reader toggles light/dark */
     new MutationObserver(function () {
