@@ -12,7 +12,8 @@ import pytest
 import yaml
 
 from chronicle.config import parse_config
-from chronicle.render.day import render_day_files
+from chronicle.render.day import render_day_files, render_day_markdown
+from chronicle.render.i18n import ENGLISH, language
 
 CONFIG = parse_config({
     "source": "simulated",
@@ -218,8 +219,6 @@ def test_an_outbound_url_cannot_break_out_of_its_attributes() -> None:
 
 
 def test_a_day_without_a_logged_row_says_so_in_both_languages() -> None:
-    from chronicle.render.day import render_day_markdown
-    from chronicle.render.i18n import ENGLISH, language
 
     quiet = make_day(data={"rows": 0, "first": None, "last": None},
                      steps={"first": None, "last": None, "count": 0}, runs=[])
@@ -234,3 +233,21 @@ def test_a_day_without_a_logged_row_says_so_in_both_languages() -> None:
     text = render_day_markdown(one, {"loss": SPEC}, CONFIG, ENGLISH)
     assert "Step 163,210 from 1 logged row of W&B runs" in text
     assert "共 1 行记录" in render_day_markdown(one, {"loss": SPEC}, CONFIG, language("zh"))
+
+
+def test_words_in_the_other_language_are_marked_on_a_day_page() -> None:
+    # An English thread title and comment on the Chinese page are read with an English
+    # voice; on the English page, only the Chinese one is marked.
+    day = make_day()
+    day["threads_updated"].append({
+        **day["threads_updated"][0], "number": 8507, "title": "机架 7 断电",
+        "new_comments": [{**day["threads_updated"][0]["new_comments"][0],
+                          "body": "已恢复。"}], "edited_comments": []})
+    zh = render_day_markdown(day, {"loss": SPEC}, CONFIG, language("zh"))
+    en = render_day_markdown(day, {"loss": SPEC}, CONFIG, ENGLISH)
+    assert '### #8506 Status &lt;b&gt;thread&lt;/b&gt; { lang="en" }\n' in zh
+    assert '### #8507 机架 7 断电\n' in zh
+    assert '<div class="chronicle-comment" lang="en">' in zh
+    assert '### #8507 机架 7 断电 { lang="zh" }\n' in en
+    assert '### #8506 Status &lt;b&gt;thread&lt;/b&gt;\n' in en
+    assert '<div class="chronicle-comment" lang="zh">' in en

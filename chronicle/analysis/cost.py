@@ -84,10 +84,16 @@ def summarize_throughput(days: Sequence[Mapping[str, Any]], ledger: Ledger,
         wall = (d.get("accelerator_hours") or 0.0) * 3600.0 / config.run.accelerators.count
         figures = counted.get(d["date"]) or {}
         down = figures.get("downtime_seconds", d.get("downtime_seconds") or 0.0)
+        sustained, goodput = th.get("sustained_tokens_per_second"), th.get("goodput")
+        fixed = ledger.corrected(d["date"], "tokens.day")
+        if fixed is not None:  # a fork found later re-did part of the day: its tokens now
+            tokens = float(fixed)
+            sustained = tokens / wall if wall else None
+            goodput = sustained / compute if sustained is not None and compute else None
         busy = tokens / compute if compute and tokens is not None else None
         rows.append({
-            "date": d["date"], "compute": compute, "sustained": th.get(
-                "sustained_tokens_per_second"), "goodput": th.get("goodput"),
+            "date": d["date"], "compute": compute, "sustained": sustained,
+            "goodput": goodput, "tokens": tokens,
             "wall_seconds": wall, "downtime_seconds": down,
             "compute_seconds": busy,
             "overhead_seconds": max(0.0, wall - down - busy) if busy is not None else None,
@@ -98,7 +104,7 @@ def summarize_throughput(days: Sequence[Mapping[str, Any]], ledger: Ledger,
             "restarts": int(figures.get("restarts", d.get("restarts") or 0)),
         })
     wall = sum(r["wall_seconds"] for r in rows)
-    tokens = sum(d["tokens"]["day"] or 0.0 for d in days)
+    tokens = sum(r["tokens"] or 0.0 for r in rows)
     computes = [r["compute"] for r in rows if r["compute"] is not None]
     restarts = sum(r["restarts"] for r in rows)
     phases: dict[str, list[float]] = {}

@@ -103,6 +103,14 @@ class Ledger:
     def of_kind(self, *kinds: str) -> list[Event]:
         return [e for e in self.events if e.kind in kinds]
 
+    def corrected(self, day: str, figure: str) -> Any | None:
+        """Return a sealed day's figure as the newest correction of it says (None: not
+        corrected); a page that derives from the figure (sustained throughput from the
+        day's tokens) then agrees with the corrected downtime beside it."""
+        found = [e for e in self.of_kind("correction")
+                 if e.facts.get("day") == day and e.facts.get("figure") == figure]
+        return found[-1].facts.get("corrected") if found else None
+
     def per_day(self) -> dict[str, dict[str, float]]:
         """Return each sealed day's figures (FIGURES), summed over the events of the day;
         every sealed day is there, with zeros when nothing happened."""

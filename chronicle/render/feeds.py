@@ -25,7 +25,7 @@ from chronicle.render import anchor, href
 from chronicle.render.archive_pages import failure_anchor
 from chronicle.render.day import key_figures
 from chronicle.render.i18n import Language
-from chronicle.render.ledger_text import headline
+from chronicle.render.ledger_text import headline, moved_text
 from chronicle.render.prose import write_summary
 from chronicle.render.record_text import failure_text
 
@@ -74,10 +74,22 @@ def failure_items(failures: Sequence[FailureRecord], first_seen: Mapping[str, da
 def correction_items(corrections: Sequence[Mapping[str, Any]], site_url: str,
                      lang: Language) -> list[Item]:
     """Return one item per correction (render/ledger_text.py correction_rows), dated when
-    it was found, linking the day it corrects."""
+    it was found, linking the day it corrects; the figures one finding moved on one day
+    (a fork found later moves four) are one item, its GUID the first figure's row."""
     _ = lang.gettext
     out = []
+    groups: dict[tuple[str, ...], list[Mapping[str, Any]]] = {}
     for c in corrections:
+        key = (str(c["day"]), str(c["found_by"])) if c.get("cause") == "found_later" \
+            else (str(c["id"]),)
+        groups.setdefault(key, []).append(c)
+    for rows in groups.values():
+        rows = sorted(rows, key=lambda r: str(r["id"]))
+        c = {**rows[0]}
+        if len(rows) > 1:
+            c["text"] = moved_text(c["day"], c["why"], [
+                (r["name"], r["previous"], r["corrected"]) for r in rows], lang)
+            c["name"] = _(", ").join(r["name"] for r in rows)
         found = parse_time(c["found_at"])
         assert found is not None
         link = f"{site_url}days/{c['day']}.html"

@@ -24,7 +24,7 @@ from chronicle.models import Archived, FailureRecord, RunRecord
 from chronicle.render import render
 from chronicle.render.day import one_line
 from chronicle.render.i18n import Language, site_title
-from chronicle.render.ledger_text import correction_text, day_lines
+from chronicle.render.ledger_text import day_lines, grouped_corrections
 from chronicle.render.record_text import day_title, failure_text
 from chronicle.render.signal_charts import signal_panels
 
@@ -188,12 +188,16 @@ def _since(i: HomeInputs, lang: Language) -> list[dict[str, Any]]:
                     "text": lines[0] if lines else one_line(d, lang),
                     "more": len(lines) - 1 if lines else 0})
     first = days[0]["sealed_at"] if days else None
+    found: dict[str, list[dict[str, Any]]] = {}
     for e in i.ledger.of_kind("correction"):
-        found = e.facts.get("found_at")
-        if first is not None and isinstance(found, str) and found >= first:
-            out.append({"published": found, "day": None, "title": None,
-                        "anchor": str(e.id).removeprefix("correction:"),
-                        "text": correction_text(e.facts, lang), "more": 0})
+        at = e.facts.get("found_at")
+        if first is not None and isinstance(at, str) and at >= first:
+            found.setdefault(at, []).append({**e.facts, "id": e.id})
+    for at, corrections in found.items():
+        # the figures one finding moved on one day are one item, as on the day's entry
+        out += [{"published": at, "day": None, "title": None, "anchor": c["ids"][0],
+                 "text": c["text"], "more": 0}
+                for c in grouped_corrections(corrections, lang)]
     return sorted(out, key=lambda x: x["published"], reverse=True)
 
 

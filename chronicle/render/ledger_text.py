@@ -251,18 +251,24 @@ def grouped_corrections(corrections: Sequence[Mapping[str, Any]], lang: Language
         groups.setdefault((str(c["day"]), correction_why(c, lang)), []).append(c)
     out = []
     for (day, why), items in groups.items():
-        moved = lang.gettext("; ").join(
-            lang.gettext("{figure} {before} → {after}").format(
-                figure=figure_name(str(c["figure"]), lang),
-                before=figure_value(str(c["figure"]), c.get("previous"), lang),
-                after=figure_value(str(c["figure"]), c.get("corrected"), lang))
-            for c in items)
+        moved = [(figure_name(str(c["figure"]), lang),
+                  figure_value(str(c["figure"]), c.get("previous"), lang),
+                  figure_value(str(c["figure"]), c.get("corrected"), lang)) for c in items]
         out.append({"day": day, "ids": [str(c["id"]).removeprefix("correction:")
                                         for c in items],
                     "announced_in": items[0].get("announced_in"),
-                    "text": lang.gettext("{day}, corrected ({why}): {moved}.").format(
-                        day=lang.date(day), why=why, moved=moved)})
+                    "text": moved_text(day, why, moved, lang)})
     return out
+
+
+def moved_text(day: str, why: str, moved: Sequence[tuple[str, str, str]],
+               lang: Language) -> str:
+    """Return one sentence for the figures one finding moved on a sealed day: `moved` is
+    (figure, as sealed, now) each, said in `lang`."""
+    return lang.gettext("{day}, corrected ({why}): {moved}.").format(
+        day=lang.date(day), why=why, moved=lang.gettext("; ").join(
+            lang.gettext("{figure} {before} → {after}").format(
+                figure=figure, before=before, after=after) for figure, before, after in moved))
 
 
 def correction_text(facts: Mapping[str, Any], lang: Language) -> str:
@@ -334,7 +340,7 @@ def correction_rows(events: Sequence[Mapping[str, Any]], lang: Language
             "corrected": figure_value(figure, f.get("corrected"), lang),
             "name": figure_name(figure, lang), "why": correction_why(f, lang),
             "text": correction_text(f, lang), "announced_in": f.get("announced_in"),
-            "found_by": f.get("found_by")})
+            "found_by": f.get("found_by"), "cause": f.get("cause")})
     return out
 
 

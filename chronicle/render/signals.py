@@ -65,17 +65,21 @@ def _prediction_run(run: Mapping[str, Any] | None, lang: Language) -> str:
     _ = lang.gettext
     if not run or not run.get("evals"):
         return ""
+    # One eval and several are two sentences, not one plural: a language of one plural
+    # form (Chinese) would say "the first ... the furthest" of a single eval.
     if not run["outside"]:
-        return lang.ngettext("Over the run, the one eval compared was inside the band.",
-                             "Over the run, all {n} evals compared were inside the band.",
-                             run["evals"]).format(n=fmt_count(run["evals"]))
+        if run["evals"] == 1:
+            return _("Over the run, the one eval compared was inside the band.")
+        return _("Over the run, all {n} evals compared were inside the band.").format(
+            n=fmt_count(run["evals"]))
     far = run["furthest"]
-    return lang.ngettext(
-        "Over the run, {n} eval fell outside the band (of {evals} compared), on {first}: "
-        "{residual} at step {step}.",
-        "Over the run, {n} evals fell outside the band (of {evals} compared), the first "
-        "on {first}, the furthest {residual} at step {step} on {date}.",
-        run["outside"]).format(
+    if run["outside"] == 1:
+        return _("Over the run, one eval fell outside the band (of {evals} compared), on "
+                 "{first}: {residual} at step {step}.").format(
+            evals=fmt_count(run["evals"]), first=lang.date(run["first"]),
+            residual=fmt_signed(far["residual"], 4), step=fmt_count(far["step"]))
+    return _("Over the run, {n} evals fell outside the band (of {evals} compared), the first "
+             "on {first}, the furthest {residual} at step {step} on {date}.").format(
         n=fmt_count(run["outside"]), evals=fmt_count(run["evals"]),
         first=lang.date(run["first"]), residual=fmt_signed(far["residual"], 4),
         step=fmt_count(far["step"]), date=lang.date(far["date"]))
@@ -149,10 +153,11 @@ def _dropping_run(run: Mapping[str, Any] | None, lang: Language) -> str:
         return ""
     text = _("Since the context grew from {before} to {after} tokens on {date}").format(
         before=fmt_count(run["from"]), after=fmt_count(run["to"]), date=lang.date(run["since"]))
-    if run["alert_days"]:
-        text += lang.ngettext(", the drop alert fired on {n} day ({first})",
-                              ", the drop alert fired on {n} days ({first} to {last})",
-                              run["alert_days"]).format(
+    if run["alert_days"] == 1:  # not a plural: a language of one form would say "X to X"
+        text += _(", the drop alert fired on one day ({first})").format(
+            first=lang.date(run["first_alert"]))
+    elif run["alert_days"]:
+        text += _(", the drop alert fired on {n} days ({first} to {last})").format(
             n=fmt_count(run["alert_days"]), first=lang.date(run["first_alert"]),
             last=lang.date(run["last_alert"]))
     else:
