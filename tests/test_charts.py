@@ -215,6 +215,37 @@ def test_lines_break_across_downtime() -> None:
     assert line["mark"]["invalid"] == "break-paths-show-domains"
 
 
+def test_a_long_run_downsampled_breaks_only_where_logging_stopped() -> None:
+    # 40 days of a row every 19 s drawn with ~1,000 points: the rows drawn are ~1 h apart,
+    # far more than the 10 minutes that mark a stop. Breaking wherever drawn rows were that
+    # far apart cut the line after every pair of rows (the Charts page's throughput drew
+    # scattered ticks); only the one real stop breaks it, the raw line and the smoothed one.
+    n = int(40 * DAY / 19)
+    x = T0 + np.arange(n) * 19.0
+    x[n // 2:] += 3 * 3600  # three hours without a row
+    y = 2.5e6 + np.sin(np.arange(n) / 300.0) * 1e5
+    spec = chart({"tok/s": (x, y)}, gap_seconds=600, smooth=["tok/s"])
+    series = spec["datasets"]["series"]
+    for i in (0, 1):  # the raw line, then its smoothed line
+        line = [r for r in series if r["i"] == i]
+        nulls = [k for k, r in enumerate(line) if r["y"] is None]
+        assert len(nulls) == 1, (i, len(nulls))
+        before, after = line[nulls[0] - 1]["x"] / 1000, line[nulls[0] + 1]["x"] / 1000
+        assert before <= x[n // 2 - 1] and after >= x[n // 2]
+        assert len(line) > 400
+
+
+def test_a_daily_figure_is_a_line_broken_only_where_a_day_is_missing() -> None:
+    # One row a day (the sustained throughput, at noon): its cadence is a day, so rows a day
+    # apart are one line, and a missing day breaks it.
+    noon = T0 + DAY / 2 + np.arange(20) * DAY
+    noon = np.delete(noon, 12)
+    spec = chart({"sustained": (noon, np.full(noon.size, 2.2e6))}, gap_seconds=600)
+    line = spec["datasets"]["series"]
+    assert [r["x"] / 1000 for r in line if r["y"] is None] == [(noon[11] + noon[12]) / 2]
+    assert sum(r["y"] is not None for r in line) == noon.size
+
+
 def test_markers_and_spans_share_one_legend_with_the_series() -> None:
     x, _ = _loss(5000)
     day = (T0 + DAY / 4, T0 + DAY / 2)

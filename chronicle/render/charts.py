@@ -60,29 +60,52 @@ def _series_rows(series: Mapping[str, tuple[np.ndarray, np.ndarray]], per_series
                 # render, so clipping would make a chart's SVG depend on what came before).
                 ya = np.where((ya >= y.domain[0]) & (ya <= y.domain[1]), ya, np.nan)
         share = per_series // 2 if name in opts.smooth else per_series
-        dx, dy = downsample_minmax(xa, ya, max(share, 2))
-        if not dx.size:
+        # Every row logged, once per x: where logging stopped is read from these, never
+        # from the rows drawn (downsampled rows are further apart than any gap).
+        fx, fy = downsample_minmax(xa, ya, len(xa) + 2)
+        if not fx.size:
             continue
+        resumed = _resumed(fx, opts.gap_seconds)
+        dx, dy = downsample_minmax(fx, fy, max(share, 2))
         names.append(name)
-        rows.extend(_with_breaks(names.index(name), dx, dy, x, opts))
+        rows.extend(_with_breaks(names.index(name), dx, dy, resumed, x))
         if name in opts.smooth:
-            fx, fy = downsample_minmax(xa, ya, len(xa) + 2)
             window = max(2.0, fx.size / 200.0)  # ~0.5% of the span, like W&B at one zoom
             sm = v.ema(fx, fy, 1.0 - 1.0 / window)
             idx = v.thin(fx.size, max(share, 2))
             label = smoothed(name, lang)
             names.append(label)
-            rows.extend(_with_breaks(names.index(label), fx[idx], sm[idx], x, opts))
+            rows.extend(_with_breaks(names.index(label), fx[idx], sm[idx], resumed, x))
     return rows
 
 
-def _with_breaks(i: int, dx: np.ndarray, dy: np.ndarray, x: Axis,
-                 opts: Options) -> list[dict[str, Any]]:
+def _resumed(xs: np.ndarray, gap: float | None) -> np.ndarray:
+    """Return the x of each logged row that follows a stop in logging (`xs`: ascending,
+    every row of one series).
+
+    A stop is a wait longer than `gap` and than the series' own cadence (1.5 times its
+    median step): a daily figure, one row a day, is not broken at every row, and is broken
+    where a day is missing.
+    """
+    if not gap or xs.size < 2:
+        return np.empty(0)
+    steps = np.diff(xs)
+    limit = max(gap, 1.5 * float(np.median(steps)))
+    return xs[1:][steps > limit]
+
+
+def _with_breaks(i: int, dx: np.ndarray, dy: np.ndarray, resumed: np.ndarray,
+                 x: Axis) -> list[dict[str, Any]]:
+    """Return the rows of one line, a null between two rows drawn that have a stop in
+    logging (`resumed`) between them: Vega breaks the line there, so no straight segment
+    crosses downtime."""
+    # How many stops end at or before each row: a row after more of them than the row
+    # before it follows a stop.
+    after = np.searchsorted(resumed, dx, side="right").tolist()
     out: list[dict[str, Any]] = []
     prev: float | None = None
-    for a, b in zip(dx.tolist(), dy.tolist(), strict=True):
-        if opts.gap_seconds and prev is not None and a - prev > opts.gap_seconds:
-            # A null between two rows breaks the line: no straight segment across downtime.
+    for k, (a, b) in enumerate(zip(dx.tolist(), dy.tolist(), strict=True)):
+        if prev is not None and after[k] > after[k - 1]:
             out.append({"i": i, "x": v.x_value((a + prev) / 2, x.time), "y": None})
         out.append({"i": i, "x": v.x_value(a, x.time), "y": v.num(b)})
         prev = a

@@ -62,7 +62,7 @@ class Options:
     bands: Mapping[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=dict)
     rules: Sequence[tuple[float, str]] = ()
     smooth: Sequence[str] = ()  # series drawn raw + EMA
-    gap_seconds: float | None = None  # break lines where rows are further apart (time axes)
+    gap_seconds: float | None = None  # break lines where logging stopped longer (time axes)
 
 
 def background_layers(opts: Options, spans: Sequence[Span], x: Axis, lo: float, hi: float,
