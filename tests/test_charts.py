@@ -281,6 +281,24 @@ def test_markers_and_spans_share_one_legend_with_the_series() -> None:
     assert threshold["mark"]["strokeDash"]
 
 
+def test_markers_and_alert_lines_are_drawn_under_the_data_and_their_names_over_it() -> None:
+    # A failure's rule stands at the step the gradient norm spiked: drawn over the line,
+    # it hid the spike. Rules go under the lines, the names written on the chart over them.
+    x, y = _loss(5000)
+    y[2500] = 3.4
+    spec = chart({"grad norm": (x, y)}, smooth=["grad norm"], rules=[(2.0, "alert 2.0")],
+                 events=[Event(x[2500], "failure", "grad norm spike"),
+                         Event(x[100], "phase", "mid-training")])
+    kinds = [(lay["mark"]["type"], lay["data"]["name"]) for lay in spec["layer"]]
+    first_line = kinds.index(("line", "series"))
+    assert kinds.index(("rule", "events")) < first_line
+    assert kinds.index(("rule", "alerts")) < first_line
+    assert [name for kind, name in kinds if kind == "text"]  # the names are written...
+    assert all(kinds.index(k) > first_line for k in kinds if k[0] == "text")  # ...on top
+    raw = _layers(spec, "line")[0]["encoding"]["opacity"]
+    assert raw["condition"]["value"] >= 0.5  # the raw data reads under its smoothed line
+
+
 def test_a_long_marker_name_is_cut_in_the_spec_and_whole_in_its_tooltip() -> None:
     x, _ = _loss(5000)
     long = "budget 18.000T tokens → 17.820T tokens (a reviewed change)"

@@ -117,8 +117,9 @@ def regime_chart(rows: Sequence[Mapping[str, Any]], regime_title: str,
                  alt.Tooltip("p50_text:N", title=_("drop fraction p50"))])
     tail = np.asarray([r["p50"] for r in values if r["f"] >= 0.75], dtype=float)
     alerts = alert_layers(rules, data, lang, [tail], min(float(r["p50"]) for r in values))
-    return v.to_spec(v.layered([line, *alerts], title, description, lang, height=height),
-                     data)
+    # The alert line under the data, its name over it (render/marks.py `Layers`).
+    return v.to_spec(v.layered([*alerts.under, line, *alerts.over], title, description,
+                               lang, height=height), data)
 
 
 @v.unchecked
