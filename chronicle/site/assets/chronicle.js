@@ -46,10 +46,19 @@
     if (!node || typeof node !== "object") return;
     var mark = node.mark;
     if (mark === "text" && dark) node.mark = { type: "text", color: TEXT_ON_DARK };
-    else if (mark && mark.type === "text" && mark.stroke) mark.stroke = back;
-    else if (mark && mark.type === "text" && dark) mark.color = TEXT_ON_DARK;
+    else if (mark && mark.type === "text") {
+      if (mark.stroke) mark.stroke = back;
+      /* The outline's own fill is not drawn (fill-opacity 0), but a contrast checker that
+         reads the colour without its opacity measured it: it takes the words' colour. */
+      if (dark) mark.color = TEXT_ON_DARK;
+    }
     if (node.layer) paintText(node.layer, dark, back);
   }
+
+  /* Dark mode: vega's dark theme draws grid lines #888, 5:1 on the slate page, brighter
+     than a translucent band or the raw data under a smoothed line, which then seemed to
+     vanish behind the grid. This grid keeps light mode's ~1.4:1 (#ddd on white). */
+  var DARK_CONFIG = { axis: { gridColor: "#353944" } };
 
   function backdrop(el) {
     for (; el && el.nodeType === 1; el = el.parentElement) {
@@ -71,7 +80,7 @@
     var theme = dark() ? "dark" : "light";
     var options = { renderer: "svg", actions: false, mode: "vega-lite",
                     loader: { target: "_self" } };
-    if (theme === "dark") options.theme = "dark";
+    if (theme === "dark") { options.theme = "dark"; options.config = DARK_CONFIG; }
     return fetchSpec(url).then(function (spec) {
       paintText(spec, theme === "dark", backdrop(el));
       return window.vegaEmbed(target, spec, options);
