@@ -20,6 +20,10 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 LAPTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
+# A window this narrow is a phone's: a touch screen whose pointer cannot hover. Material
+# decides some things by `(hover)` (a code block that scrolls is focusable only where the
+# pointer hovers), so a phone is opened as one, not as a narrow desktop window.
+PHONE_WIDTH = 600
 SERIOUS = ("serious", "critical")
 # Rules of lower impact held to all the same: two scrolling tables named alike are
 # landmarks a screen reader cannot tell apart.
@@ -82,8 +86,11 @@ def record_problems(page: Any, host: str) -> tuple[list[str], list[str]]:
 
 
 def open_page(browser: Any, url: str, viewport: dict[str, int], scheme: str) -> Any:
-    """Return a page at `url` in a fresh context, its charts drawn (20 s at most)."""
-    context = browser.new_context(viewport=viewport, color_scheme=scheme)
+    """Return a page at `url` in a fresh context, its charts drawn (20 s at most); a
+    viewport narrower than PHONE_WIDTH is a phone's touch screen."""
+    phone = viewport["width"] < PHONE_WIDTH
+    context = browser.new_context(viewport=viewport, color_scheme=scheme, has_touch=phone,
+                                  is_mobile=phone)
     page = context.new_page()
     page.goto(url, wait_until="load")
     page.wait_for_function(CHARTS_DRAWN, timeout=20_000)

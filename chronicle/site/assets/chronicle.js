@@ -1,5 +1,5 @@
 /* chronicle: swap each static chart SVG for an interactive vega-embed view, and make
-   tables that scroll sideways reachable by keyboard.
+   tables and code blocks that scroll sideways reachable by keyboard.
    The SVG stays when JavaScript is off (and in feeds); its alt text, the chart's
    description, names the live chart too. The vega bundle is served by the site itself
    (no CDN) and loaded only on pages that carry a chart. */
@@ -142,6 +142,33 @@
     });
   }
 
+  /* Material makes a code block that scrolls sideways focusable only where the pointer
+     can hover (matchMedia("(hover)")): on a phone, a keyboard or switch user could not
+     reach the Cite box's BibTeX record to scroll it. Such a block is made a named region
+     here, and kept focusable when Material takes its tabindex away on a resize. */
+  function codeName(code, n) {
+    var m = /(?:^|\s)language-([\w+-]+)/.exec(code.className);
+    var what = m ? (m[1] === "bibtex" ? "BibTeX" : m[1]) : (zh ? "代码" : "Code");
+    return zh ? what + "（可横向滚动）" + (n > 1 ? " " + n : "")
+              : what + " (scrolls sideways)" + (n > 1 ? " " + n : "");
+  }
+
+  function scrollingCode() {
+    var n = 0;
+    document.querySelectorAll(".md-typeset pre > code").forEach(function (code) {
+      if (code.scrollWidth > code.clientWidth + 1) {
+        n += 1;
+        if (code.getAttribute("tabindex") !== "0") code.setAttribute("tabindex", "0");
+        code.setAttribute("role", "region");
+        code.setAttribute("aria-label", codeName(code, n));
+      } else if (code.getAttribute("role") === "region") {
+        code.removeAttribute("tabindex");
+        code.removeAttribute("role");
+        code.removeAttribute("aria-label");
+      }
+    });
+  }
+
   /* Search: a reader who types a sealed day's date (2026-11-09) is offered that day
      first. Material's search splits a query on "-" into 2026, 11 and 09, and every day
      whose title holds the three ties with it, the earliest listed first. The offer links
@@ -175,7 +202,7 @@
 
   function onPage() {
     drawAll();
-    setTimeout(scrollables, 50); /* after Material has wrapped the tables */
+    setTimeout(function () { scrollables(); scrollingCode(); }, 50); /* after Material's own */
   }
 
   function start() {
@@ -186,6 +213,15 @@
       onPage();
     }
     window.addEventListener("resize", scrollables);
+    window.addEventListener("resize", scrollingCode);
+    /* Material sets or removes a code block's tabindex after each of its size changes. */
+    new MutationObserver(function (changes) {
+      for (var i = 0; i < changes.length; i++) {
+        var el = changes[i].target;
+        if (el.tagName === "CODE" && el.getAttribute("role") === "region" &&
+            !el.hasAttribute("tabindex")) scrollingCode();
+      }
+    }).observe(document.body, { subtree: true, attributes: true, attributeFilter: ["tabindex"] });
     document.addEventListener("input", function (e) {
       var t = e.target;
       if (t && t.classList && t.classList.contains("md-search__input")) dayOffer(t);
