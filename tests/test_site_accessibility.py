@@ -36,9 +36,10 @@ pytestmark = [
 ]
 DAYS = 12
 PAGES = ("index.html", "days/2026-08-27.html", "health.html", "prediction.html", "risks.html",
-         "throughput.html", "threads/1.html", "failures.html",
+         "throughput.html", "threads/1.html", "failures.html", "claims.html",
          # the Chinese edition: its own templates' strings, CJK line breaking in tables
-         "zh/index.html", "zh/days/2026-08-27.html", "zh/health.html", "zh/failures.html")
+         "zh/index.html", "zh/days/2026-08-27.html", "zh/health.html", "zh/failures.html",
+         "zh/claims.html")
 
 
 @pytest.fixture(scope="module")
@@ -286,5 +287,27 @@ def test_the_bibtex_record_is_reached_by_keyboard_on_a_phone(site: str, browser:
         page.keyboard.press("ArrowRight")
         page.wait_for_timeout(300)
         assert code.evaluate("c => c.scrollLeft") > 0
+    finally:
+        page.context.close()
+
+
+@pytest.mark.parametrize("viewport", [LAPTOP, PHONE], ids=["1280px", "390px"])
+@pytest.mark.parametrize("edition", ["", "zh/"])
+def test_each_claims_verdict_is_in_sight_without_scrolling(site: str, browser: Any,
+                                                           edition: str,
+                                                           viewport: dict[str, int]) -> None:
+    # The verdict was the fifth of six columns: on a phone it started off-screen.
+    page = open_page(browser, site + edition + "claims.html", viewport, "light")
+    try:
+        cells = page.locator(".chronicle-claims tbody td:nth-child(2)")
+        assert cells.count() >= 3
+        for i in range(cells.count()):
+            box = cells.nth(i).bounding_box()
+            assert box is not None, i
+            assert box["x"] >= 0 and box["x"] + box["width"] <= viewport["width"], (i, box)
+            assert cells.nth(i).locator("strong").count() == 1  # the verdict itself
+        assert page.evaluate("""() => [...document.querySelectorAll(
+            '.chronicle-claims .md-typeset__scrollwrap')].every(
+            b => b.scrollWidth <= b.clientWidth + 1)""")
     finally:
         page.context.close()
