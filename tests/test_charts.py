@@ -629,3 +629,24 @@ def test_a_chart_for_a_narrow_box_is_drawn_at_its_own_width() -> None:
     assert static_spec(_chart())["width"] == SVG_WIDTH  # others keep the fixed width
     assert _dumps(spec) == before
     assert 'width="360"' in render_svg(spec)
+
+
+def test_a_failures_text_on_a_marker_is_cut_between_words_never_inside_a_number() -> None:
+    # Cut at 80 characters, a loss spike's tooltip ended "(sigma 0.0" for a sigma of 0.0123.
+    from chronicle.analysis.series import Series
+    from chronicle.models import FailureRecord
+    from chronicle.render.day_charts import MARK_TEXT, run_marks
+    from tests.support.config import make_config
+
+    ts = T0 + np.arange(10) * 60.0
+    series = Series(step=np.arange(10) * 10, timestamp=ts,
+                    run=np.array(["r"] * 10, dtype=object), values={})
+    text = ("loss spike to 2 at step 311,960 over a trailing-hour baseline of 1.13 "
+            "(sigma 0.0123), 7.1 sigma above it")
+    spike = FailureRecord("spike-r-50", "loss_spike", datetime.fromtimestamp(ts[5], tz=UTC),
+                          None, text, detail={})
+    [marker] = [e for e in run_marks(series, [spike], make_config(), ENGLISH).events
+                if e.kind == "failure"]
+    assert len(marker.label) <= MARK_TEXT
+    assert marker.label == "loss spike to 2 at step 311,960 over a trailing-hour baseline " \
+        "of 1.13…"
