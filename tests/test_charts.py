@@ -215,6 +215,37 @@ def test_lines_break_across_downtime() -> None:
     assert line["mark"]["invalid"] == "break-paths-show-domains"
 
 
+def test_a_long_run_downsampled_breaks_only_where_logging_stopped() -> None:
+    # 40 days of a row every 19 s drawn with ~1,000 points: the rows drawn are ~1 h apart,
+    # far more than the 10 minutes that mark a stop. Breaking wherever drawn rows were that
+    # far apart cut the line after every pair of rows (the Charts page's throughput drew
+    # scattered ticks); only the one real stop breaks it, the raw line and the smoothed one.
+    n = int(40 * DAY / 19)
+    x = T0 + np.arange(n) * 19.0
+    x[n // 2:] += 3 * 3600  # three hours without a row
+    y = 2.5e6 + np.sin(np.arange(n) / 300.0) * 1e5
+    spec = chart({"tok/s": (x, y)}, gap_seconds=600, smooth=["tok/s"])
+    series = spec["datasets"]["series"]
+    for i in (0, 1):  # the raw line, then its smoothed line
+        line = [r for r in series if r["i"] == i]
+        nulls = [k for k, r in enumerate(line) if r["y"] is None]
+        assert len(nulls) == 1, (i, len(nulls))
+        before, after = line[nulls[0] - 1]["x"] / 1000, line[nulls[0] + 1]["x"] / 1000
+        assert before <= x[n // 2 - 1] and after >= x[n // 2]
+        assert len(line) > 400
+
+
+def test_a_daily_figure_is_a_line_broken_only_where_a_day_is_missing() -> None:
+    # One row a day (the sustained throughput, at noon): its cadence is a day, so rows a day
+    # apart are one line, and a missing day breaks it.
+    noon = T0 + DAY / 2 + np.arange(20) * DAY
+    noon = np.delete(noon, 12)
+    spec = chart({"sustained": (noon, np.full(noon.size, 2.2e6))}, gap_seconds=600)
+    line = spec["datasets"]["series"]
+    assert [r["x"] / 1000 for r in line if r["y"] is None] == [(noon[11] + noon[12]) / 2]
+    assert sum(r["y"] is not None for r in line) == noon.size
+
+
 def test_markers_and_spans_share_one_legend_with_the_series() -> None:
     x, _ = _loss(5000)
     day = (T0 + DAY / 4, T0 + DAY / 2)
@@ -248,6 +279,24 @@ def test_markers_and_spans_share_one_legend_with_the_series() -> None:
     assert tags["mark"]["color"] == "#595959" and "color" not in tags["encoding"]
     threshold = next(r for r in _layers(spec, "rule") if "y" in r["encoding"])
     assert threshold["mark"]["strokeDash"]
+
+
+def test_markers_and_alert_lines_are_drawn_under_the_data_and_their_names_over_it() -> None:
+    # A failure's rule stands at the step the gradient norm spiked: drawn over the line,
+    # it hid the spike. Rules go under the lines, the names written on the chart over them.
+    x, y = _loss(5000)
+    y[2500] = 3.4
+    spec = chart({"grad norm": (x, y)}, smooth=["grad norm"], rules=[(2.0, "alert 2.0")],
+                 events=[Event(x[2500], "failure", "grad norm spike"),
+                         Event(x[100], "phase", "mid-training")])
+    kinds = [(lay["mark"]["type"], lay["data"]["name"]) for lay in spec["layer"]]
+    first_line = kinds.index(("line", "series"))
+    assert kinds.index(("rule", "events")) < first_line
+    assert kinds.index(("rule", "alerts")) < first_line
+    assert [name for kind, name in kinds if kind == "text"]  # the names are written...
+    assert all(kinds.index(k) > first_line for k in kinds if k[0] == "text")  # ...on top
+    raw = _layers(spec, "line")[0]["encoding"]["opacity"]
+    assert raw["condition"]["value"] >= 0.5  # the raw data reads under its smoothed line
 
 
 def test_a_long_marker_name_is_cut_in_the_spec_and_whole_in_its_tooltip() -> None:
@@ -580,3 +629,24 @@ def test_a_chart_for_a_narrow_box_is_drawn_at_its_own_width() -> None:
     assert static_spec(_chart())["width"] == SVG_WIDTH  # others keep the fixed width
     assert _dumps(spec) == before
     assert 'width="360"' in render_svg(spec)
+
+
+def test_a_failures_text_on_a_marker_is_cut_between_words_never_inside_a_number() -> None:
+    # Cut at 80 characters, a loss spike's tooltip ended "(sigma 0.0" for a sigma of 0.0123.
+    from chronicle.analysis.series import Series
+    from chronicle.models import FailureRecord
+    from chronicle.render.day_charts import MARK_TEXT, run_marks
+    from tests.support.config import make_config
+
+    ts = T0 + np.arange(10) * 60.0
+    series = Series(step=np.arange(10) * 10, timestamp=ts,
+                    run=np.array(["r"] * 10, dtype=object), values={})
+    text = ("loss spike to 2 at step 311,960 over a trailing-hour baseline of 1.13 "
+            "(sigma 0.0123), 7.1 sigma above it")
+    spike = FailureRecord("spike-r-50", "loss_spike", datetime.fromtimestamp(ts[5], tz=UTC),
+                          None, text, detail={})
+    [marker] = [e for e in run_marks(series, [spike], make_config(), ENGLISH).events
+                if e.kind == "failure"]
+    assert len(marker.label) <= MARK_TEXT
+    assert marker.label == "loss spike to 2 at step 311,960 over a trailing-hour baseline " \
+        "of 1.13…"

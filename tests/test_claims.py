@@ -66,5 +66,10 @@ def test_a_claim_is_said_once_at_the_precision_it_was_made() -> None:
     rows = [{**c, "claimed": _claimed(c["statement"], c["value"], ENGLISH), "figure_text": "x"}
             for c in check_claims(config, figures(config, {}, [], ("c", None), ("d", None)))]
     page = render("claims.md.j2", ENGLISH, claims=rows, snapshot=None)
-    assert "| 792 GPUs | w, x, 2026-08-01 |" in page
-    assert "| billions (1B USD) | w, x |" in page
+    lines = page.splitlines()
+    # Each claim, its verdict next to it (a phone shows the two first), then who made it.
+    assert any(line.startswith("| 792 GPUs | **contradicted** | w, x, 2026-08-01 |")
+               for line in lines), page
+    assert any("| billions (1B USD) | **" in line and "** | w, x |" in line for line in lines)
+    header = next(line for line in lines if line.startswith("| Claim"))
+    assert header.startswith("| Claim | Verdict | Who, where, when |")

@@ -8,6 +8,7 @@ dropping over the day against UTC time (downtime shaded). The run-wide Charts pa
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -32,6 +33,8 @@ DAY_POINTS = 1000
 # and an axis that shows it flattens everything after into a line at the bottom.
 WARMUP_FRACTION = 0.02
 TOKENS_TITLE = N_("tokens processed")
+# A failure's text in a marker's or a span's tooltip (every chart carries the run's marks).
+MARK_TEXT = 80
 TIME_TITLE = N_("time (UTC)")
 
 
@@ -76,7 +79,7 @@ def run_marks(series: Series, failures: Sequence[FailureRecord], config: RunConf
         t = f.start.timestamp()
         if t >= end:
             continue
-        what = failure_text(f, lang)[:80]
+        what = _cut(failure_text(f, lang), MARK_TEXT)
         if f.kind in ("gap", "fork"):
             # A gap still open lasts as long as its record says it had by then (its
             # `detail.seconds`): drawn from its last row, not a span of no width that the
@@ -91,6 +94,22 @@ def run_marks(series: Series, failures: Sequence[FailureRecord], config: RunConf
     events += change_events(changes, lang, end=end)
     return Marks(tuple(sorted(events, key=lambda e: (e.x, e.kind, e.label))),
                  tuple(sorted(spans, key=lambda s: (s.x0, s.x1))))
+
+
+def _cut(text: str, limit: int) -> str:
+    """Return `text`, or its first words within `limit` characters and an ellipsis.
+
+    Cut at a character count, a failure's text ended mid-number in its tooltip
+    ("… (sigma 0.0" for sigma 0.0123); a text without spaces (Chinese) is cut before a
+    number it would split, and an aside it would leave open is left out."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit - 1]
+    space = head.rfind(" ")
+    head = head[:space] if space > limit // 2 else re.sub(r"[\d.,]+$", "", head)
+    if head.count("(") > head.count(")"):  # no aside left open
+        head = head[:head.rindex("(")]
+    return head.rstrip(" ,;:") + "…"
 
 
 def _phase_events(series: Series, config: RunConfig, lang: Language) -> list[Event]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import altair as alt
 import numpy as np
@@ -52,6 +52,18 @@ class Axis:
     log: bool = False
 
 
+class Layers(NamedTuple):
+    """What a chart draws of its markers or alert lines: the marks, drawn under the data,
+    and their names, drawn over everything.
+
+    A data line drawn under a marker's rule was hidden by it exactly where it mattered: a
+    failure's rule stands at the step the loss or the gradient norm spiked.
+    """
+
+    under: list[alt.Chart]
+    over: list[alt.Chart]
+
+
 @dataclass(frozen=True)
 class Options:
     """Everything a line chart draws besides its lines."""
@@ -62,7 +74,7 @@ class Options:
     bands: Mapping[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=dict)
     rules: Sequence[tuple[float, str]] = ()
     smooth: Sequence[str] = ()  # series drawn raw + EMA
-    gap_seconds: float | None = None  # break lines where rows are further apart (time axes)
+    gap_seconds: float | None = None  # break lines where logging stopped longer (time axes)
 
 
 def background_layers(opts: Options, spans: Sequence[Span], x: Axis, lo: float, hi: float,
@@ -108,7 +120,7 @@ def merged(spans: Sequence[Span], lang: Language) -> list[Span]:
 
 
 def event_layers(opts: Options, x: Axis, lo: float, hi: float, color: alt.Color,
-                 x_enc: alt.X, data: v.Datasets, lang: Language) -> list[alt.Chart]:
+                 x_enc: alt.X, data: v.Datasets, lang: Language) -> Layers:
     """Return the event markers: a dashed rule each, the labelled kinds named on the chart."""
     _ = lang.gettext
     rows: list[dict[str, Any]] = [
@@ -118,14 +130,15 @@ def event_layers(opts: Options, x: Axis, lo: float, hi: float, color: alt.Color,
         if np.isfinite(e.x) and lo <= (at := v.x_value(e.x, x.time)) <= hi
     ]  # events outside the data are dropped: a run-wide list on a day chart
     if not rows:
-        return []
+        return Layers([], [])
     tips = [alt.Tooltip("k:N", title=_("event")), alt.Tooltip("what:N", title=_("what"))]
     if x.time:
         tips.append(alt.Tooltip("x:T", timeUnit="utcyearmonthdatehoursminutes",
                                 title=_("time (UTC)")))
-    layers = [alt.Chart(data.add("events", rows)).mark_rule(
+    rules = [alt.Chart(data.add("events", rows)).mark_rule(
         strokeWidth=1.5, strokeDash=[5, 3], opacity=0.9).encode(
         x=x_enc, color=color, tooltip=tips)]
+    names: list[alt.Chart] = []
     tagged = [{**r, "row": 2 + LABEL_STEP * (i % LABEL_ROWS)}
               for i, r in enumerate(r for r in rows if r["tag"])]
     if tagged and len(tagged) <= MAX_LABELLED:
@@ -140,16 +153,16 @@ def event_layers(opts: Options, x: Axis, lo: float, hi: float, color: alt.Color,
             if part:
                 # Names in the text colour (a kind's mid-tone keeps 3:1, not text's 4.5:1);
                 # the marker's rule carries its kind's colour.
-                names = alt.Chart(data.add(f"event-names-{side}", part)).encode(
+                words = alt.Chart(data.add(f"event-names-{side}", part)).encode(
                     x=x_enc, y=alt.Y("row:Q", scale=None), text=alt.Text("tag:N"))
-                layers += v.halo(names, align=side, baseline="top", dx=dx, fontSize=10,
-                                 color=v.TEXT, opacity=alt.expr(NAMES_SHOWN))
-    return layers
+                names += v.halo(words, align=side, baseline="top", dx=dx, fontSize=10,
+                                color=v.TEXT, opacity=alt.expr(NAMES_SHOWN))
+    return Layers(rules, names)
 
 
 def rule_layers(rules: Sequence[tuple[float, str]], y: Axis, data: v.Datasets,
                 lang: Language, tail: Sequence[np.ndarray] = (),
-                floor: float | None = None) -> list[alt.Chart]:
+                floor: float | None = None) -> Layers:
     """Return the alert lines (dashed, named at the right end) inside the y domain.
 
     `tail`: the values each line has in the chart's last quarter, where a name is
@@ -165,7 +178,7 @@ def rule_layers(rules: Sequence[tuple[float, str]], y: Axis, data: v.Datasets,
 
 def alert_layers(rules: Sequence[tuple[float, str]], data: v.Datasets, lang: Language,
                  tail: Sequence[np.ndarray] = (), floor: float | None = None
-                 ) -> list[alt.Chart]:
+                 ) -> Layers:
     """Return alert lines: a dashed rule each, its name at the right end above the line, or
     below it where the data there runs above it (a name written over the data was hard
     to read, outline or not) and the chart goes on below the line (`floor`, the lowest
@@ -178,16 +191,17 @@ def alert_layers(rules: Sequence[tuple[float, str]], data: v.Datasets, lang: Lan
                            and floor is not None and floor < val)}
             for val, lab in rules]
     if not rows:
-        return []
+        return Layers([], [])
     base = alt.Chart(data.add("alerts", rows)).encode(y=alt.Y("y:Q"))
-    layers = [base.mark_rule(color=v.NEUTRAL, strokeDash=[6, 4]).encode(
+    lines = [base.mark_rule(color=v.NEUTRAL, strokeDash=[6, 4]).encode(
         tooltip=[alt.Tooltip("label:N", title=lang.gettext("alert"))])]
+    names: list[alt.Chart] = []
     for below in (False, True):
         part = [r for r in rows if r["below"] == below]
         if part:
-            names = alt.Chart(data.add("alert-names-below" if below else "alert-names",
+            words = alt.Chart(data.add("alert-names-below" if below else "alert-names",
                                        part)).encode(y=alt.Y("y:Q"), text=alt.Text("label:N"))
-            layers += v.halo(names, color=v.TEXT, align="right",
-                             baseline="top" if below else "bottom", dy=3 if below else -3,
-                             x="width")
-    return layers
+            names += v.halo(words, color=v.TEXT, align="right",
+                            baseline="top" if below else "bottom", dy=3 if below else -3,
+                            x="width")
+    return Layers(lines, names)

@@ -55,9 +55,8 @@ def residual_chart(points: Sequence[tuple[float, float, str]],
     area = [{"f": v.num(f, 6), "lo": v.num(lo), "hi": v.num(hi)} for f, lo, hi in band]
     layers: list[alt.Chart] = []
     if area:
-        layers.append(alt.Chart(data.add("band", area)).mark_area(
-            opacity=0.3, color=v.SERIES_COLORS[1]).encode(
-            x=_frac_x(lang), y=alt.Y("lo:Q"), y2="hi"))
+        layers += v.band_layers(alt.Chart(data.add("band", area)), _frac_x(lang),
+                                v.SERIES_COLORS[1])
     layers.append(alt.Chart(data.add("zero", [{"r": 0}])).mark_rule(
         color=v.NEUTRAL, strokeDash=[4, 3]).encode(y=alt.Y("r:Q")))
     if resid:
@@ -117,8 +116,9 @@ def regime_chart(rows: Sequence[Mapping[str, Any]], regime_title: str,
                  alt.Tooltip("p50_text:N", title=_("drop fraction p50"))])
     tail = np.asarray([r["p50"] for r in values if r["f"] >= 0.75], dtype=float)
     alerts = alert_layers(rules, data, lang, [tail], min(float(r["p50"]) for r in values))
-    return v.to_spec(v.layered([line, *alerts], title, description, lang, height=height),
-                     data)
+    # The alert line under the data, its name over it (render/marks.py `Layers`).
+    return v.to_spec(v.layered([*alerts.under, line, *alerts.over], title, description,
+                               lang, height=height), data)
 
 
 @v.unchecked

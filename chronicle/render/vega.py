@@ -257,6 +257,20 @@ def halo(text: alt.Chart, **mark: Any) -> list[alt.Chart]:
     return [outline, text.mark_text(**mark)]
 
 
+# The prediction's band around zero: a tint, edged by a line in its colour (3.9:1 on
+# white, 4.1:1 on slate). The tint alone (1.4:1 on white, 1.5:1 on slate) all but vanished
+# on the dark page.
+BAND_OPACITY: Final = 0.3
+
+
+def band_layers(band: alt.Chart, x: alt.X, color: str) -> list[alt.Chart]:
+    """Return a band (rows with "lo" and "hi") as its tint and its two edges."""
+    return [band.mark_area(opacity=BAND_OPACITY, color=color).encode(
+                x=x, y=alt.Y("lo:Q"), y2="hi"),
+            band.mark_line(color=color, strokeWidth=1).encode(x=x, y=alt.Y("lo:Q")),
+            band.mark_line(color=color, strokeWidth=1).encode(x=x, y=alt.Y("hi:Q"))]
+
+
 def unchecked(builder: Callable[P, R]) -> Callable[P, R]:
     """Build a chart without Altair's checks at run time.
 

@@ -66,7 +66,11 @@ METHOD_PREFIX = "chronicle.days."
 # /18: the day opens with what happened (its ledger: analysis/ledger.py), a headline and
 #      one line per event, each said from its facts; its JSON records them (`ledger`);
 #      corrections the ledger found later are announced with late rows'.
-DAY_PAGE = "chronicle.day_page/18"
+# /19: its charts draw markers and alert lines under the data (raw data at 0.5 under a
+#      smoothed line), a line breaks where logging stopped, a marker's tooltip is cut
+#      between words; words in another language (a thread title, a comment) carry their
+#      `lang`; a failed health check's line is one message (its punctuation translated).
+DAY_PAGE = "chronicle.day_page/19"
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 /* chronicle: swap each static chart SVG for an interactive vega-embed view, and make
-   tables that scroll sideways reachable by keyboard.
+   tables and code blocks that scroll sideways reachable by keyboard.
    The SVG stays when JavaScript is off (and in feeds); its alt text, the chart's
    description, names the live chart too. The vega bundle is served by the site itself
    (no CDN) and loaded only on pages that carry a chart. */
@@ -46,10 +46,19 @@
     if (!node || typeof node !== "object") return;
     var mark = node.mark;
     if (mark === "text" && dark) node.mark = { type: "text", color: TEXT_ON_DARK };
-    else if (mark && mark.type === "text" && mark.stroke) mark.stroke = back;
-    else if (mark && mark.type === "text" && dark) mark.color = TEXT_ON_DARK;
+    else if (mark && mark.type === "text") {
+      if (mark.stroke) mark.stroke = back;
+      /* The outline's own fill is not drawn (fill-opacity 0), but a contrast checker that
+         reads the colour without its opacity measured it: it takes the words' colour. */
+      if (dark) mark.color = TEXT_ON_DARK;
+    }
     if (node.layer) paintText(node.layer, dark, back);
   }
+
+  /* Dark mode: vega's dark theme draws grid lines #888, 5:1 on the slate page, brighter
+     than a translucent band or the raw data under a smoothed line, which then seemed to
+     vanish behind the grid. This grid keeps light mode's ~1.4:1 (#ddd on white). */
+  var DARK_CONFIG = { axis: { gridColor: "#353944" } };
 
   function backdrop(el) {
     for (; el && el.nodeType === 1; el = el.parentElement) {
@@ -71,7 +80,7 @@
     var theme = dark() ? "dark" : "light";
     var options = { renderer: "svg", actions: false, mode: "vega-lite",
                     loader: { target: "_self" } };
-    if (theme === "dark") options.theme = "dark";
+    if (theme === "dark") { options.theme = "dark"; options.config = DARK_CONFIG; }
     return fetchSpec(url).then(function (spec) {
       paintText(spec, theme === "dark", backdrop(el));
       return window.vegaEmbed(target, spec, options);
@@ -129,6 +138,33 @@
         box.removeAttribute("tabindex");
         box.removeAttribute("role");
         box.removeAttribute("aria-label");
+      }
+    });
+  }
+
+  /* Material makes a code block that scrolls sideways focusable only where the pointer
+     can hover (matchMedia("(hover)")): on a phone, a keyboard or switch user could not
+     reach the Cite box's BibTeX record to scroll it. Such a block is made a named region
+     here, and kept focusable when Material takes its tabindex away on a resize. */
+  function codeName(code, n) {
+    var m = /(?:^|\s)language-([\w+-]+)/.exec(code.className);
+    var what = m ? (m[1] === "bibtex" ? "BibTeX" : m[1]) : (zh ? "代码" : "Code");
+    return zh ? what + "（可横向滚动）" + (n > 1 ? " " + n : "")
+              : what + " (scrolls sideways)" + (n > 1 ? " " + n : "");
+  }
+
+  function scrollingCode() {
+    var n = 0;
+    document.querySelectorAll(".md-typeset pre > code").forEach(function (code) {
+      if (code.scrollWidth > code.clientWidth + 1) {
+        n += 1;
+        if (code.getAttribute("tabindex") !== "0") code.setAttribute("tabindex", "0");
+        code.setAttribute("role", "region");
+        code.setAttribute("aria-label", codeName(code, n));
+      } else if (code.getAttribute("role") === "region") {
+        code.removeAttribute("tabindex");
+        code.removeAttribute("role");
+        code.removeAttribute("aria-label");
       }
     });
   }
@@ -304,7 +340,7 @@
 
   function onPage() {
     drawAll();
-    setTimeout(scrollables, 50); /* after Material has wrapped the tables */
+    setTimeout(function () { scrollables(); scrollingCode(); }, 50); /* after Material's own */
   }
 
   function start() {
@@ -315,6 +351,15 @@
       onPage();
     }
     window.addEventListener("resize", scrollables);
+    window.addEventListener("resize", scrollingCode);
+    /* Material sets or removes a code block's tabindex after each of its size changes. */
+    new MutationObserver(function (changes) {
+      for (var i = 0; i < changes.length; i++) {
+        var el = changes[i].target;
+        if (el.tagName === "CODE" && el.getAttribute("role") === "region" &&
+            !el.hasAttribute("tabindex")) scrollingCode();
+      }
+    }).observe(document.body, { subtree: true, attributes: true, attributeFilter: ["tabindex"] });
     document.addEventListener("input", function (e) {
       var t = e.target;
       if (t && t.classList && t.classList.contains("md-search__input")) offers(t);
