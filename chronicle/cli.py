@@ -167,6 +167,11 @@ def snapshot(root: Path, as_of: str | None) -> None:
         f"snapshot {result.snapshot}: {result.rows} new rows, {result.threads} threads, "
         f"{result.failures} failure records; sealed: {sealed}"
     )
+    if result.editions:
+        days = result.editions
+        shown = days[0] if len(days) == 1 else f"{days[0]} to {days[-1]}"
+        click.echo(f"sealed the pages of {len(days)} earlier day(s) in the site's other "
+                   f"languages ({shown}): they had none")
     for status in result.statuses:
         if not status.ok:
             click.secho(
@@ -274,8 +279,6 @@ def _cache_use(cached: dict[str, int]) -> str:
             for kind, label, verb in (("svgs", "chart SVGs", "drawn"),
                                       ("threads", "thread pages", "rendered"),
                                       ("verdicts", "verdicts", "computed"),
-                                      ("editions", "translated day pages", "rendered"),
-                                      ("day_charts", "their charts", "drawn"),
                                       ("zensical", "Zensical caches", "started cold"),
                                       ("scans", "Zensical link scans", "started empty"),
                                       ("pages", "Markdown conversions", "made"),

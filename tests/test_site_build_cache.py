@@ -152,7 +152,6 @@ def test_a_warm_build_is_the_cold_build_byte_for_byte(tmp_path: Path) -> None:
     assert svgs > 10
     assert _build(made.root, tmp_path / "warm") == {
         "chart SVGs": (svgs, 0), "thread pages": (2, 0), "verdicts": (1, 0),
-        "translated day pages": (3, 0), "their charts": (3, 0),
         # mkdocs's own work: each day and thread page's Markdown conversion (3 days and a
         # thread, each edition), every page's search entries.
         "Markdown conversions": (8, 0), "search entries": (cold["search entries"][1], 0)}
@@ -170,9 +169,8 @@ def test_a_new_snapshot_and_a_correction_make_what_they_change(tmp_path: Path) -
     # The thread was updated and every run-wide chart shows one more day.
     assert night["thread pages"] == (0, 2) and night["verdicts"] == (0, 1)
     assert night["chart SVGs"][1] > 0
-    # In Chinese, the new day is drawn; the day before is written again (it links the
-    # new day), its charts are not drawn again.
-    assert night["translated day pages"] == (1, 2) and night["their charts"] == (2, 1), night
+    # No day page is rendered nor drawn: every language's was sealed with its day.
+    assert "translated day pages" not in night and "their charts" not in night, night
     # Each edition converts the new day, the day before (its "next day" link) and the
     # updated thread; the first day's conversion is read (its lookups answer the same).
     assert night["Markdown conversions"] == (2, 6), night
@@ -300,13 +298,12 @@ def test_forged_entries_of_every_kind_are_not_used(tmp_path: Path) -> None:
     made = make_chronicle(tmp_path / "c", nights=3, languages=("en", "zh"))
     _build(made.root, tmp_path / "site")
     forged = 0
-    for kind in ("svgs", "editions", "day_charts", "threads", "pages", "search"):
+    for kind in ("svgs", "threads", "pages", "search"):
         for i, path in enumerate(sorted((cache_root(made.root) / kind).iterdir())):
             path.write_bytes(_forge(path.read_bytes(), kind, ("sha256", "hmac")[i % 2]))
             forged += 1
     again = _build(made.root, tmp_path / "again")
     assert again["chart SVGs"][0] == again["thread pages"][0] == 0, again
-    assert again["translated day pages"][0] == again["their charts"][0] == 0, again
     assert again["Markdown conversions"][0] == again["search entries"][0] == 0, again
     site = tree_bytes(tmp_path / "again")
     assert site == tree_bytes(tmp_path / "site")

@@ -216,8 +216,6 @@ class BuildCache:
 class Caches:
     """The caches of one `chronicle build`, shared by every edition it builds."""
 
-    editions: BuildCache  # translated day pages (site/edition_cache.py)
-    day_charts: BuildCache  # their charts: specs, SVGs, feed PNG (site/editions.py)
     svgs: BuildCache  # static SVGs of the build's own charts (site/statics.py)
     threads: BuildCache  # thread pages (site/pages.py)
     verdicts: BuildCache  # the watchers' verdicts of every day (site/inputs.py)
@@ -286,3 +284,19 @@ def _decode(raw: bytes, key: str, secret: bytes, kind: str) -> Files | None:
         return out
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
+
+
+def edition_key(config: RunConfig, code: str) -> str:
+    """Return the sha256 of what every cached page of the `code` edition depends on beyond
+    the page itself: code, language, its words (catalogs and chronicle.yml's) and the whole
+    config."""
+    from chronicle.render.i18n import LOCALE_FOLDER, language
+
+    parts = [
+        f"format={FORMAT}",
+        f"code={code_fingerprint()}",
+        f"language={code}",
+        f"words={language(code, config.root / LOCALE_FOLDER, config).fingerprint}",
+        f"config={config_sha256(config)}",
+    ]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()

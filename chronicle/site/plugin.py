@@ -55,6 +55,7 @@ from chronicle.site.pages import (
 )
 from chronicle.site.sources import edition_sources
 from chronicle.site.statics import Drawing
+from chronicle.store.manifest import EDITION_PATH
 
 log = logging.getLogger("mkdocs.plugins.chronicle")
 # `chronicle build` hands each mkdocs build its command's executor on the mkdocs config
@@ -196,17 +197,14 @@ class ChroniclePlugin(BasePlugin):
         build (`write_generated`)."""
         caches = self.editions.caches if self.editions is not None else None
         svgs = caches.svgs if caches is not None else None
-        if self.code != DEFAULT:
-            # A translated edition renders its own day pages from the sealed JSON; the
-            # sealed files and the published data stay at the root, once.
-            for file in [f for f in files if f.src_uri.startswith(("days/", "data/", "mementos/"))]:
-                files.remove(file)
-        # A translated edition's day charts are written into the site as they are drawn
-        # (mkdocs's `site_dir` was emptied before on_files): a long run's are never all held.
-        generated = edition_sources(self.inputs, self.lang, caches, self._executor,
-                                    Path(config.site_dir))
-        # The charts are drawn before mkdocs converts the pages (a translated edition's
-        # day charts came drawn).
+        for file in [f for f in files if EDITION_PATH.fullmatch(f.src_uri) or (
+                self.code != DEFAULT and f.src_uri.startswith(("days/", "data/", "mementos/")))]:
+            # Another language's sealed pages are its edition's (which takes them from the
+            # store, under days/); the record's files and the published data stay at the
+            # root, once.
+            files.remove(file)
+        generated = edition_sources(self.inputs, self.lang)
+        # The charts are drawn before mkdocs converts the pages (the day charts are sealed).
         self._drawing = Drawing({p: c for p, c in generated.items() if self.code == DEFAULT
                                  or not p.startswith("days/")}, svgs, self._executor)
         self._generated, self._written = generated, False

@@ -67,6 +67,13 @@ MANIFEST = "MANIFEST.json"
 MANIFEST_FORMAT = "chronicle-manifest/1"
 DATA_DIR = "data"
 DAYS_DIR = "days"
+
+
+def edition_page(day: date, code: str) -> str:
+    """Return the path (relative to docs/) of `day`'s sealed page in language `code`, an
+    edition beside the English record: days/<code>/<date>.md, its charts in
+    days/<code>/<date>/."""
+    return f"{DAYS_DIR}/{code}/{day.isoformat()}.md"
 TMP_PREFIX = ".tmp-"
 STAGED = ".sealed"  # inside a snapshot folder: its sealed day files, until published
 LOCK_FILE = ".chronicle.lock"  # in the chronicle folder (next to docs/): one writer at a time
@@ -110,6 +117,19 @@ class SnapshotInfo:
     def sealed(self) -> dict[str, dict[str, dict[str, Any]]]:
         """date -> {path relative to docs/: {sha256, size}} of the days this snapshot sealed."""
         return dict(self.manifest.get("sealed", {}))
+
+    @property
+    def editions(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """date -> {path relative to docs/: {sha256, size}} of the other languages' pages
+        of days sealed before, that this snapshot sealed later (their day stays sealed by
+        the snapshot that sealed its English record)."""
+        return dict(self.manifest.get("editions", {}))
+
+    def sealed_files(self) -> dict[str, dict[str, Any]]:
+        """Every file this snapshot seals (its days' and the editions it sealed later):
+        path relative to docs/ -> {sha256, size}."""
+        return {rel: meta for group in (self.sealed, self.editions)
+                for files in group.values() for rel, meta in files.items()}
 
     @property
     def mementos(self) -> dict[str, dict[str, Any]]:
@@ -262,10 +282,16 @@ class Store:
     def _sealer(self, rel: str) -> tuple[SnapshotInfo, dict[str, Any]] | None:
         """Return the snapshot (of this view) that sealed `rel`, and its manifest entry."""
         for snap in self.snapshots():
-            for files in snap.sealed.values():
-                if rel in files:
-                    return snap, files[rel]
+            meta = snap.sealed_files().get(rel)
+            if meta is not None:
+                return snap, meta
         return None
+
+    def edition_sealer(self, day: date, code: str) -> SnapshotInfo | None:
+        """Return the snapshot that sealed `day`'s page in language `code` (not English:
+        `sealed_days` says who sealed the record), or None while it has none."""
+        found = self._sealer(edition_page(day, code))
+        return found[0] if found is not None else None
 
     def sealed_bytes(self, rel: str) -> bytes | None:
         """Return a sealed file (path relative to docs/) checked against the manifest that

@@ -21,14 +21,15 @@ from chronicle.init import InitOptions, init_chronicle
 from chronicle.models import Comment, FailureRecord, MetricRow, RunRecord, SourceStatus, Thread
 from chronicle.render.day import render_day_files
 from chronicle.render.day_charts import day_charts
-from chronicle.render.i18n import ENGLISH
+from chronicle.render.day_edition import edition_day_files
+from chronicle.render.i18n import ENGLISH, editions
 from chronicle.render.prose import write_summary
-from chronicle.render.svg import render_svg
+from chronicle.render.svg import render_statics, render_svg
 from chronicle.snapshot.evidence import merge_failures
 from chronicle.snapshot.fetch import fetch_simulated_source
 from chronicle.snapshot.take import take_snapshot
 from chronicle.sources.simulated import SimulatedRun
-from chronicle.store import Store, snapshot_id, write_snapshot
+from chronicle.store import Store, sha256_bytes, snapshot_id, write_snapshot
 from tests.support.paths import REPO, SCAFFOLD
 
 START = date(2026, 8, 20)
@@ -172,10 +173,17 @@ def make_chronicle(root: Path, nights: int = 4, failed_source: str | None = None
                                  "HTTP 502 from api.wandb.ai" if fail_now else None),
                     SourceStatus("github", not (fail_now and failed_source == "github"),
                                  "rate limited" if fail_now else None)]
+        files = render_day_files(summary, charts, svgs, config)
+        # Each other language's edition, sealed beside the record (snapshot/seal.py).
+        record = {"snapshot": sid, "sha256": sha256_bytes(files[f"days/{day.isoformat()}.md"])}
+        for lang in editions(config):
+            own = day_charts(day, series, failures, config, lang)
+            drawn, pngs = render_statics(own, png=["loss"])  # as a seal draws them
+            files.update(edition_day_files(summary, own, drawn, config, record, lang, pngs))
         write_snapshot(store,
             taken, None if (fail_now and failed_source == "wandb") else rows, [run],
             None if (fail_now and failed_source == "github") else [thread], failures, statuses,
-            sealed={day.isoformat(): render_day_files(summary, charts, svgs, config)})
+            sealed={day.isoformat(): files})
         previous = summary
     return Built(config, root)
 
