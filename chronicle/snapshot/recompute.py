@@ -305,6 +305,10 @@ def _compare_files(store: Store, where: str, sealed_files: Mapping[str, Any],
             "made by the code but not sealed"
         report.problems.append(Finding(where, rel, said))
     other_words = _other_words(store, sealed_files, files)
+    for code in sorted(other_words):
+        report.pages_skipped.setdefault(
+            f"its {code} page sealed with other words (a translation changed since)",
+            []).append(where.removeprefix("day "))
     for rel in sorted(set(sealed_files) & set(files)):
         if rel.endswith((".svg", ".png")) or (rel.endswith(".json") and json_reported
                                               and not rel.endswith(".vl.json")):

@@ -27,7 +27,7 @@ from chronicle.render.prose import write_summary
 from chronicle.render.svg import render_statics, render_svg
 from chronicle.snapshot.evidence import merge_failures
 from chronicle.snapshot.fetch import fetch_simulated_source
-from chronicle.snapshot.take import take_snapshot
+from chronicle.snapshot.take import SnapshotResult, take_snapshot
 from chronicle.sources.simulated import SimulatedRun
 from chronicle.store import Store, sha256_bytes, snapshot_id, write_snapshot
 from tests.support.paths import REPO, SCAFFOLD
@@ -258,17 +258,27 @@ class Simulated:
 
 
 def simulated_chronicle(root: Path, nights: int, start: date = START,
-                        planned_days: int | None = None) -> Simulated:
+                        planned_days: int | None = None,
+                        languages: tuple[str, ...] = ("en", "zh")) -> Simulated:
     """Scaffold a simulated chronicle (the demo's watchers: prediction, health, risks,
     claims) of `planned_days` (default `nights`) in `root` and take `nights` real
     snapshots (03:17 UTC), each sealing a day."""
     init_chronicle(root, InitOptions(source="simulated", name="Sim", start=start,
-                                     planned_days=planned_days or nights, watch=DEMO_WATCH))
+                                     planned_days=planned_days or nights, watch=DEMO_WATCH,
+                                     languages=languages))
     config = load_config(root)
     sim = SimulatedRun(config)
     store = Store(config.docs_dir)
-    first = datetime(start.year, start.month, start.day, 3, 17, tzinfo=UTC)
+    made = Simulated(config, sim, store)
     for n in range(1, nights + 1):
-        take_snapshot(config, first + timedelta(days=n), store=store,
-                      fetcher=lambda c, s, t: fetch_simulated_source(c, s, t, sim=sim))
-    return Simulated(config, sim, store)
+        take_night(made, n)
+    return made
+
+
+def take_night(made: Simulated, n: int, config: RunConfig | None = None) -> SnapshotResult:
+    """Take night `n` of a simulated chronicle (03:17 UTC, `n` days after its start), with
+    `config` (default its own: a test may change chronicle.yml between nights)."""
+    start = made.config.run.start
+    first = datetime(start.year, start.month, start.day, 3, 17, tzinfo=UTC)
+    return take_snapshot(config or made.config, first + timedelta(days=n), store=made.store,
+                         fetcher=lambda c, s, t: fetch_simulated_source(c, s, t, sim=made.sim))
