@@ -135,3 +135,34 @@ def test_recompute_compares_an_edition_only_under_the_words_it_was_sealed_with(
     assert fixed.problems == [], fixed.problems
     assert fixed.pages_skipped == {
         "its zh page sealed with other words (a translation changed since)": [DAY1, DAY2]}
+
+
+def test_without_a_chinese_font_nothing_is_sealed_and_the_message_names_the_package(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The machine's fonts hidden (CHRONICLE_FONT_DIRS: an empty folder): a Chinese chart
+    # would be empty boxes, so neither a snapshot nor a build draws one.
+    from click.testing import CliRunner
+
+    from chronicle.cli import main
+    from tests.support.config import scaffold_simulated
+
+    root = scaffold_simulated(tmp_path / "c")
+    (tmp_path / "no-fonts").mkdir()
+    monkeypatch.setenv("CHRONICLE_FONT_DIRS", str(tmp_path / "no-fonts"))
+    runner = CliRunner()
+    for args in (["snapshot", "--dir", str(root), "--as-of", "2026-08-21T03:17:00Z"],
+                 ["build", "--dir", str(root)]):
+        result = runner.invoke(main, args)
+        assert result.exit_code == 2, (args, result.output)
+        said = result.output
+        assert "no Chinese font" in said and "fonts-noto-cjk" in said, said
+        assert "CHRONICLE_FONT_DIRS" in said and "site.languages: [en]" in said
+        assert "Traceback" not in said
+    assert not (root / "docs" / "data").exists() or not any((root / "docs" / "data").iterdir())
+    # English only: nothing Chinese is drawn, nothing is asked for.
+    path = root / "chronicle.yml"
+    path.write_text(re.sub(r"languages: \[en, zh\]", "languages: [en]",
+                           path.read_text(encoding="utf-8")), encoding="utf-8")
+    done = runner.invoke(main, ["snapshot", "--dir", str(root), "--as-of",
+                                "2026-08-21T03:17:00Z"])
+    assert done.exit_code == 0, done.output

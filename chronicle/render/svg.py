@@ -18,6 +18,7 @@ from typing import Any
 
 from chronicle import draw
 from chronicle.atomic import write_atomic
+from chronicle.errors import ChronicleError
 from chronicle.executor import ChildGone, Executor
 from chronicle.render.vega import HOVER_LAYER, SVG_WIDTH, VEGA_LITE
 
@@ -154,3 +155,19 @@ def render_svgs(charts: dict[str, dict[str, Any]], executor: Executor | None = N
                 workers: int | None = None) -> dict[str, str]:
     """Return the static SVG of each chart, keyed like `charts`."""
     return render_statics(charts, executor=executor, workers=workers)[0]
+
+
+def require_han_font(languages: Collection[str], what: str) -> None:
+    """Stop (ChronicleError, exit 2) before `what` draws a Chinese chart on a machine with
+    no Han font: vl-convert would draw every Chinese character as an empty box, silently,
+    into files that may be sealed. `languages`: the site's (chronicle.yml site.languages)."""
+    if "zh" not in languages or draw.han_fonts():
+        return
+    where = ", ".join(str(p) for p in draw.font_roots()) or "none"
+    raise ChronicleError(
+        f"chronicle.yml: site.languages has zh, but this machine has no Chinese font (Noto "
+        f"Sans CJK, looked for in: {where}), so {what} would draw every Chinese character of "
+        f"its charts as an empty box. Install Debian's {draw.HAN_PACKAGE} (`sudo apt-get "
+        f"install {draw.HAN_PACKAGE}`: the Makefile and the nightly action do), or set "
+        f"{draw.FONT_DIRS} to a folder holding NotoSansCJK-Regular.ttc; or build English "
+        "only (site.languages: [en])")

@@ -33,6 +33,7 @@ from chronicle.render.i18n import (
     language,
     site_title,
 )
+from chronicle.render.svg import require_han_font
 from chronicle.site.build_cache import Caches
 from chronicle.site.citable import edition_url, feed_links
 from chronicle.site.editions import (
@@ -332,6 +333,7 @@ def render_tree(config: RunConfig, inputs: BuildInputs, out: Path,
     charts' static SVGs drawn into it (an engine copies them like any static file)."""
     from chronicle.site.statics import Drawing
 
+    require_han_font(config.site.languages, "`chronicle render`")
     trees = []
     for code in config.site.languages:
         lang = language(code, config.root / LOCALE_FOLDER, config)

@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from chronicle.config import RunConfig
 from chronicle.models import FailureRecord, Fetched, SourceStatus
+from chronicle.render.svg import require_han_font
 from chronicle.snapshot.fetch import Fetcher, fetch_live, fetch_simulated_source
 from chronicle.snapshot.mementos import record_check
 from chronicle.snapshot.night import Tonight, prepare_night
@@ -72,6 +73,7 @@ def take_snapshot(
     """
     # Bad input stops us before the store is even locked.
     check_scaffold_values(config)
+    require_han_font(config.site.languages, "sealing a day")
     manual = load_failures_file(config)
     store = store or Store(config.docs_dir)
     with locked(store, "snapshot") as recovered:
