@@ -262,7 +262,7 @@ def render(root: Path, out: Path) -> None:
     for tree in trees:
         files = sum(1 for p in tree.docs.rglob("*") if p.is_file())
         click.echo(f"{tree.code}: {files} files in {tree.docs}; build it with "
-                   f"`mkdocs build -f {tree.config_file}` or `zensical build -f "
+                   f"`properdocs build -f {tree.config_file}` or `zensical build -f "
                    f"{tree.config_file}`")
     click.echo(f"rendered {len(trees)} edition(s) in {time.perf_counter() - started:.1f} s")
 

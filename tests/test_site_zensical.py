@@ -258,7 +258,8 @@ def test_render_writes_a_tree_both_engines_build(both: tuple[Built, Path, Path],
     again = cli("render", "--dir", str(built.root), "--out", str(out))
     assert again.exit_code == 0, again.output
     env = {**os.environ, "PYTHONPATH": str(REPO), "NO_MKDOCS_2_WARNING": "1"}
-    plain = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f",
+    assert "`properdocs build -f " in again.output  # the maintained MkDocs 1.x (site/core.py)
+    plain = subprocess.run([sys.executable, "-m", "properdocs", "build", "--strict", "-q", "-f",
                             str(out / "en" / "mkdocs.yml")], capture_output=True, text=True,
                            env=env, check=False)
     assert plain.returncode == 0, plain.stderr[-2000:]

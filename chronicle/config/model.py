@@ -278,7 +278,7 @@ class SiteSection:
                              doc="the chronicle's concept DOI on Zenodo (10.5281/zenodo.N)")
     languages: tuple[str, ...] = option(_languages, default=("en",),
                                         doc="the site's languages: en, then translations")
-    # Material for MkDocs reached its end of life on 2026-11-05; Zensical is its successor
+    # Material for MkDocs reaches its end of life on 2027-05-05; Zensical is its successor
     # (README "Engines"). Both build the same sources (site/sources.py).
     engine: str = option(choice(ENGINES), default="mkdocs",
                          doc="what builds the site: mkdocs (mkdocs-material) or zensical")

@@ -26,6 +26,7 @@ from chronicle.errors import ChronicleError
 from chronicle.executor import Executor, libc, preserved
 from chronicle.render.i18n import edition_dir
 from chronicle.site.build_cache import Caches
+from chronicle.site.core import PROPERDOCS, load_core
 from chronicle.site.edition_process import EditionProcess
 from chronicle.site.editions import Editions
 from chronicle.site.publish import (
@@ -134,13 +135,16 @@ def _build_editions(config: RunConfig, mkdocs_yml: Path, staging: Path, site_dir
     that fails (the others are stopped)."""
     english, *others = config.site.languages
     use_beside = executor.uses("beside") if beside is None else beside
-    children = _start_editions(executor, config, mkdocs_yml, others, use_beside, site_dir)
+    # Before any mkdocs import: each edition's process runs the core this one does.
+    core = load_core()
+    children = _start_editions(executor, config, mkdocs_yml, others, use_beside, site_dir,
+                               core)
     try:
         # English first: it empties its folder.
         for code in [english, *[c for c in others if c not in children]]:
             started = time.perf_counter()
             mkdocs_build(config, mkdocs_yml, staging / edition_dir(code), code, editions,
-                         executor)
+                         executor, core)
             took[code] = time.perf_counter() - started
         if children:
             # The editions beside it take longer (they draw their day charts): what this
@@ -198,31 +202,33 @@ def release_memory() -> None:
 
 
 def _start_editions(executor: Executor, config: RunConfig, mkdocs_yml: Path,
-                    codes: list[str], beside: bool, site_dir: Path
+                    codes: list[str], beside: bool, site_dir: Path, core: str
                     ) -> dict[str, EditionProcess]:
     """Start a process building each of the translated editions `codes` (none unless
-    `beside`); {code: its process}."""
+    `beside`) on `core` (site/core.py); {code: its process}."""
     if not codes or not beside:
         return {}
     started: dict[str, EditionProcess] = {}
     for code in codes:
         try:
             started[code] = EditionProcess.start(executor, config, mkdocs_yml, code,
-                                                 edition_staging(site_dir, code))
+                                                 edition_staging(site_dir, code), core)
         except OSError as err:  # no staging folder: build it after English
             log.info("building the %s edition after English: %s", code, err)
     return started
 
 
 def mkdocs_build(config: RunConfig, mkdocs_yml: Path, site_dir: Path, code: str,
-                 editions: Editions, executor: Executor) -> None:
+                 editions: Editions, executor: Executor, core: str = PROPERDOCS) -> None:
     """Run one mkdocs build of `mkdocs_yml` into `site_dir`, as the `code` edition, with
-    the command's `executor` (its render workers draw the charts).
+    the command's `executor` (its render workers draw the charts), on `core` (the MkDocs
+    1.x that runs it, site/core.py: ProperDocs unless this process runs mkdocs already).
 
     Nothing depends on the working folder: mkdocs resolves the config's paths (docs_dir,
     hooks, theme folders, gen-files scripts) from mkdocs.yml's folder, and the plugin
     does so for the rss plugin's cache folder.
     """
+    load_core(core)
     from mkdocs.commands.build import build
     from mkdocs.config import load_config as load_mkdocs
     from mkdocs.exceptions import Abort, ConfigurationError, PluginError

@@ -58,8 +58,9 @@ class EditionProcess:
 
     @classmethod
     def start(cls, executor: Executor, config: RunConfig, mkdocs_yml: Path, code: str,
-              staging: Path) -> EditionProcess:
-        """Start building the `code` edition into the folder `staging`; return at once.
+              staging: Path, core: str) -> EditionProcess:
+        """Start building the `code` edition into the folder `staging` on `core` (the
+        MkDocs 1.x this process runs, site/core.py); return at once.
 
         Raises OSError when the staging folder cannot be made (the caller then builds
         the edition in its own process, after English).
@@ -73,7 +74,7 @@ class EditionProcess:
         # on two cores the child draws its charts itself, with no render worker of its own.
         child = executor.start(_child, config, mkdocs_yml, staging, code,
                                tuple(executor.without), max(1, (executor.cores or 1) - 1),
-                               name=f"the {code} edition's build process")
+                               core, name=f"the {code} edition's build process")
         return cls(code=code, staging=staging, child=child)
 
     def finish(self, site_dir: Path) -> None:
@@ -114,8 +115,9 @@ class EditionProcess:
 
 
 def _child(conn: Connection, config: RunConfig, mkdocs_yml: Path, staging: Path,
-           code: str, without: tuple[str, ...], cores: int) -> None:
-    """Build the `code` edition into `staging`; report to the parent over `conn`."""
+           code: str, without: tuple[str, ...], cores: int, core: str) -> None:
+    """Build the `code` edition into `staging` on `core`; report to the parent over
+    `conn`."""
     from chronicle.site.build import mkdocs_build
 
     caches = Caches.of(config.root)
@@ -126,7 +128,7 @@ def _child(conn: Connection, config: RunConfig, mkdocs_yml: Path, staging: Path,
         # Its own executor: what the edition's build starts (the render worker that
         # draws its charts) ends with it.
         with Executor(without=without, cores=cores) as executor:
-            mkdocs_build(config, mkdocs_yml, staging, code, editions, executor)
+            mkdocs_build(config, mkdocs_yml, staging, code, editions, executor, core)
         used = {kind: [sorted(cache.used - cache.missed_keys), sorted(cache.missed_keys)]
                 for kind, cache in caches.each().items()}
         report = ("done", time.perf_counter() - started, used)

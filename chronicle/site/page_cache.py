@@ -61,7 +61,8 @@ _PAGES_LOG = logging.getLogger("mkdocs.structure.pages")
 # What converts and indexes a page besides the extensions mkdocs.yml names: module ->
 # its distribution (Markdown, Material's extensions and search plugin, the highlighter,
 # jieba and the regex library search uses; chronicle is in the code fingerprint).
-_ENGINE = {"markdown": "markdown", "mkdocs": "mkdocs", "material": "mkdocs-material",
+# mkdocs is whichever MkDocs 1.x the process runs (site/core.py): named by its module.
+_ENGINE = {"markdown": "markdown", "mkdocs": None, "material": "mkdocs-material",
            "pymdownx": "pymdown-extensions", "pygments": "pygments", "jieba": "jieba",
            "backrefs": "backrefs", "chronicle": None}
 
@@ -79,6 +80,8 @@ def _versions(modules: set[str]) -> dict[str, str]:
     version may give other bytes. By name, as imports find them: never every distribution
     on the path, which depends on the folder a command is started from."""
     found = {name: _version(name) for name in _ENGINE.values() if name}
+    core = sys.modules["mkdocs"]
+    found["mkdocs"] = f"{core.__name__}-{getattr(core, '__version__', '-')}"
     builtin = {m.name for m in pkgutil.iter_modules(markdown.extensions.__path__)}
     others = {m.split(".")[0] for m in modules} - set(_ENGINE) - builtin \
         - set(sys.stdlib_module_names)

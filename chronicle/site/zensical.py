@@ -1,6 +1,6 @@
 """The Zensical adapter: the chronicle's sources built by Zensical (site stage).
 
-Material for MkDocs reached its end of life on 2026-11-05; Zensical, by Material's team,
+Material for MkDocs reaches its end of life on 2027-05-05; Zensical, by Material's team,
 reads the same mkdocs.yml and renders the same Python-Markdown, but runs no MkDocs plugin
 or hook. So each edition's sources are written as a project of plain files
 (site/tree.py) under `.cache/zensical/<code>/` (kept between builds on this machine,

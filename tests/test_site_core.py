@@ -1,0 +1,67 @@
+"""The MkDocs 1.x under chronicle's mkdocs builds (site/core.py): ProperDocs, in the
+command's process and in each translated edition's, without a banner; a process that runs
+the real mkdocs already keeps it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.paths import REPO
+from tests.support.site_factory import make_chronicle
+
+PROPERDOCS_TAG = '<meta name="generator" content="mkdocs-ProperDocs 1.6.7, mkdocs-material-'
+
+
+def _python(code: str) -> str:
+    """Run `code` in a new interpreter (its own sys.modules); return what it printed."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=120, check=True)
+    return proc.stdout.strip()
+
+
+def test_load_core_makes_every_mkdocs_import_load_properdocs() -> None:
+    said = _python(
+        "from chronicle.site.core import describe_core, load_core\n"
+        "print(load_core())\n"
+        "import mkdocs.config.defaults, mkdocs.plugins\n"
+        "print(mkdocs.__name__, mkdocs.plugins.__name__, describe_core())")
+    assert said.splitlines() == ["properdocs", "properdocs properdocs.plugins ProperDocs 1.6.7"]
+
+
+def test_a_process_running_mkdocs_keeps_it() -> None:
+    said = _python(
+        "import mkdocs.plugins\n"
+        "from chronicle.site.core import describe_core, load_core\n"
+        "print(load_core(), mkdocs.plugins.__name__, describe_core())")
+    assert said == "mkdocs mkdocs.plugins MkDocs 1.6.1"
+    assert _python("from chronicle.site.core import load_core\n"
+                   "print(load_core('mkdocs'), load_core())") == "mkdocs mkdocs"
+
+
+def test_an_unknown_core_is_refused() -> None:
+    from chronicle.site.core import load_core
+
+    with pytest.raises(ValueError, match="unknown core 'mkdocs2'"):
+        load_core("mkdocs2")
+
+
+def test_chronicle_build_runs_both_editions_on_properdocs_without_a_banner(
+        tmp_path: Path) -> None:
+    made = make_chronicle(tmp_path / "c", nights=1, languages=("en", "zh"))
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NO_MKDOCS_2_WARNING", "DISABLE_MKDOCS_2_WARNING")}
+    chronicle = Path(sys.executable).parent / "chronicle"  # as a user starts it
+    proc = subprocess.run([str(chronicle), "build", "--dir", str(made.root)], env=env,
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stderr
+    said = proc.stdout + proc.stderr
+    for banner in ("MkDocs may break support", "end of life", "ProperDocs. That notice"):
+        assert banner not in said
+    for page in ("index.html", "zh/index.html"):  # the edition's own process too
+        assert PROPERDOCS_TAG in (made.root / "site" / page).read_text(encoding="utf-8")
