@@ -69,6 +69,19 @@ def _fail(err: ChronicleError) -> None:
     sys.exit(err.exit_code)
 
 
+def _say(line: str) -> None:
+    """Say a step of a long command (the demo's nights, each edition's build steps) as it
+    ends: on stderr, so stdout keeps what the command made."""
+    click.echo(line, err=True)
+
+
+def _preview(root: Path) -> str:
+    """Return the line that ends `build` and `demo`: how to look at the site. Served, not
+    opened from disk, where its search never starts (it runs in a Web Worker)."""
+    where = "" if root == Path(".") else f" --dir {root}"
+    return f"preview it: chronicle serve{where}, then open http://127.0.0.1:8000/"
+
+
 def _disk_context(command: str, kwargs: dict[str, Any]) -> tuple[Path, str]:
     """Return where `command` writes (named when the disk refused a write without naming
     the file) and what was left written."""
@@ -229,13 +242,13 @@ def build(root: Path, site_dir: Path | None) -> None:
     started = time.perf_counter()
     cached: dict[str, int] = {}
     with Executor() as executor:
-        out = build_site(config, site_dir, cached=cached,
-                         executor=executor)
+        out = build_site(config, site_dir, cached=cached, executor=executor, say=_say)
     # A nightly's log shows whether .cache/chronicle was restored (README "Languages").
     click.echo(f"built {out} with {config.site.engine} in {time.perf_counter() - started:.1f} s"
                f"{_cache_use(cached)}")
     for note in engine_notes(config):
         click.echo(f"note: {note}")
+    click.echo(_preview(root))
 
 
 @main.command()
@@ -472,7 +485,7 @@ def serve(root: Path, port: int) -> None:
 
     config = load_config(root)
     with Executor() as executor:
-        site = build_site(config, executor=executor)
+        site = build_site(config, executor=executor, say=_say)
     import http.server  # only `serve` needs it (~15 ms of every other command's start)
 
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
@@ -501,12 +514,10 @@ def demo(days: int, out: Path) -> None:
     from chronicle.executor import Executor
 
     with Executor() as executor:
-        report = run_demo(out, days, echo=click.echo, executor=executor)
-    click.echo(f"demo chronicle: {report.sealed} sealed days, {report.snapshots} snapshots")
-    click.echo(
-        f"open {out / 'site' / 'index.html'}, or serve it: "
-        f"chronicle serve --dir {out}  (then http://127.0.0.1:8000/)"
-    )
+        report = run_demo(out, days, echo=_say, executor=executor)
+    click.echo(f"demo chronicle: {report.sealed} sealed days, {report.snapshots} snapshots, "
+               f"site in {out / 'site'}")
+    click.echo(_preview(out))
 
 
 def entry() -> None:

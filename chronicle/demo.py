@@ -171,6 +171,8 @@ def run_demo(
             "only runs on a simulated chronicle (pick another --out)"
         )
     last = min(config.simulated.days, nights or config.simulated.days)
+    echo(f"simulating the run (seed {config.simulated.seed}), then taking one snapshot a "
+         f"night up to night {last}, each sealing the day before")
     child = executor.start(_nights_child, out, last, name="the demo's nights")
     seconds: dict[str, float] = {}
     while True:
@@ -197,7 +199,8 @@ def run_demo(
     child.join()
     if build:
         started = time.perf_counter()
-        build_site(config, executor=executor)
+        echo(f"building the site ({', '.join(config.site.languages)})")
+        build_site(config, executor=executor, say=echo)
         seconds["build"] = time.perf_counter() - started
     store = Store(config.docs_dir)
     return DemoReport(
@@ -247,7 +250,8 @@ def _take_nights(out: Path, last: int, echo: Callable[[str], None]) -> dict[str,
             store=store,
             fetcher=lambda c, s, t: fetch_simulated_source(c, s, t, sim=sim),
         )
-        if night % 10 == 0 or night == config.simulated.days:
+        # About one line every ten seconds on two cores.
+        if night == 1 or night % 10 == 0 or night == config.simulated.days:
             echo(f"night {night:3d}: snapshot {result.snapshot}, sealed {', '.join(result.sealed)}")
     seconds["snapshots"] = time.perf_counter() - started
     return seconds

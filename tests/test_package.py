@@ -37,11 +37,18 @@ def _tracked(prefix: str = "") -> list[str]:
 
 def _run(args: list[str | Path], cwd: Path, env: dict[str, str] | None = None,
          timeout: float = 600) -> str:
+    """Run a command that must succeed; return its stdout, then its stderr."""
+    result = _finished(args, cwd, env, timeout)
+    return result.stdout + result.stderr
+
+
+def _finished(args: list[str | Path], cwd: Path, env: dict[str, str] | None = None,
+              timeout: float = 600) -> subprocess.CompletedProcess[str]:
     result = subprocess.run([str(a) for a in args], cwd=cwd, env=env, capture_output=True,
                             text=True, timeout=timeout, check=False)
     output = result.stdout + result.stderr
     assert result.returncode == 0, f"{' '.join(map(str, args))} failed:\n{output}"
-    return output
+    return result
 
 
 @pytest.fixture(scope="module")
@@ -132,12 +139,14 @@ def test_the_installed_wheel_runs_the_demo_and_init_without_the_dev_extras(
         assert found.strip() == "None", f"{module} is installed without the dev extras"
     _run([python, "-m", "pip", "check"], tmp_path, env)
 
-    said = _run([bin_dir / "chronicle", "demo", "--days", "3", "--out", "demo"], tmp_path, env)
+    demo = _finished([bin_dir / "chronicle", "demo", "--days", "3", "--out", "demo"], tmp_path,
+                     env)
     site = tmp_path / "demo" / "site"
     for page in ("index.html", "days/2026-08-22.html", "zh/index.html",
                  "zh/days/2026-08-22.html", "assets/chronicle.css", "assets/chronicle.js"):
         assert (site / page).is_file(), page
-    assert "chronicle serve" in said.splitlines()[-1]
+    assert demo.stdout.splitlines()[-1].startswith("preview it: chronicle serve --dir demo")
+    assert "zh edition: post-build steps done" in demo.stderr
     _run([bin_dir / "chronicle", "verify", "--dir", "demo"], tmp_path, env)
     _run([bin_dir / "chronicle", "check-site", "--dir", "demo"], tmp_path, env)
 

@@ -63,5 +63,6 @@ def test_chronicle_build_runs_both_editions_on_properdocs_without_a_banner(
     said = proc.stdout + proc.stderr
     for banner in ("MkDocs may break support", "end of life", "ProperDocs. That notice"):
         assert banner not in said
+    assert "en edition: building with mkdocs-material on ProperDocs 1.6.7" in proc.stderr
     for page in ("index.html", "zh/index.html"):  # the edition's own process too
         assert PROPERDOCS_TAG in (made.root / "site" / page).read_text(encoding="utf-8")
