@@ -156,7 +156,8 @@ class WandbSection:
                                doc="discover the lineage by W&B group instead")
     metrics: dict[str, str] = option(_metric_map, factory=lambda: dict(DEFAULT_METRICS),
                                      doc="overrides of the canonical metric -> W&B key map")
-    mfu_unit: str = option(choice(MFU_UNITS), default="percent", doc="how MFU is logged")
+    mfu_unit: str = option(choice(MFU_UNITS), default="percent",
+                           doc="how throughput/mfu is logged: percent or fraction")
     timeout_seconds: int = option(integer(1, 3600), default=30,
                                   doc="HTTP timeout of the W&B client")
     keys: tuple[str, ...] = option(strings("['train/*', eval/loss]"), default=DEFAULT_KEYS,
