@@ -11,6 +11,7 @@ import gc
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
@@ -20,6 +21,7 @@ import click
 from chronicle import __version__
 from chronicle.config import load_config
 from chronicle.config.checks import FIRST_DAY, LAST_DAY
+from chronicle.config.model import ENGINES
 from chronicle.errors import (
     EXIT_DEGRADED,
     ChronicleError,
@@ -232,13 +234,17 @@ def _site_dir_option(help_text: str) -> Callable[[F], F]:
 @main.command()
 @DIR_OPTION
 @_site_dir_option("Where to write the site (default: DIR/site).")
+@click.option("--engine", type=click.Choice(ENGINES), default=None,
+              help="Build with this engine instead of the one site.engine names.")
 @_clean_errors
-def build(root: Path, site_dir: Path | None) -> None:
+def build(root: Path, site_dir: Path | None, engine: str | None) -> None:
     """Build the site with mkdocs --strict (no network)."""
     from chronicle.executor import Executor
     from chronicle.site.build import build_site, engine_notes
 
     config = load_config(root)
+    if engine is not None:  # the same pages either way (README "Engines")
+        config = replace(config, site=replace(config.site, engine=engine))
     started = time.perf_counter()
     cached: dict[str, int] = {}
     with Executor() as executor:
