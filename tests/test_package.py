@@ -21,7 +21,7 @@ from chronicle.init import scaffold_files
 from tests.support.git import git
 from tests.support.paths import REPO
 
-pytestmark = pytest.mark.slow  # ~80 s: two isolated builds, a ~790 MB install, a demo
+pytestmark = pytest.mark.slow  # ~90 s: two isolated builds, a ~790 MB install, a demo
 
 NAME = "training-chronicle"  # the name no other project holds on the package index
 # What the demo and init need must work without any of these (the dev extras).
@@ -143,8 +143,12 @@ def test_the_installed_wheel_runs_the_demo_and_init_without_the_dev_extras(
                      env)
     site = tmp_path / "demo" / "site"
     for page in ("index.html", "days/2026-08-22.html", "zh/index.html",
-                 "zh/days/2026-08-22.html", "assets/chronicle.css", "assets/chronicle.js"):
+                 "zh/days/2026-08-22.html", "assets/stylesheets/chronicle.css",
+                 "assets/javascripts/chronicle.js", "assets/chronicle.svg"):
         assert (site / page).is_file(), page
+    zh_home = (site / "zh" / "index.html").read_text(encoding="utf-8")
+    assert "损失与预测" in zh_home  # the Chinese catalog (chronicle/locale/) came along
+    assert "</a> 制作" in " ".join(zh_home.split())  # ...and the theme's partial uses it
     assert demo.stdout.splitlines()[-1].startswith("preview it: chronicle serve --dir demo")
     assert "zh edition: post-build steps done" in demo.stderr
     _run([bin_dir / "chronicle", "verify", "--dir", "demo"], tmp_path, env)
