@@ -55,8 +55,8 @@ def test_a_simulated_scaffold_shows_the_three_signals_on_its_first_build(
     # The prediction: the eval loss set against it, not "none configured".
     assert "No loss prediction is configured" not in home and NO_PREDICTION not in home
     prediction = signals["prediction"]["verdict"]
-    assert prediction.startswith("Eval loss ") and "the prediction" in prediction
-    assert prediction in home
+    assert "Eval loss " in prediction and "above the prediction" in prediction
+    assert "Eval loss " in home and "inside the band" in home
     # The risk points: each watched, none "configured" away.
     assert "No risk points are configured" not in home
     risks = signals["risks"]

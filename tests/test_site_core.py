@@ -4,6 +4,7 @@ the real mkdocs already keeps it."""
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -42,6 +43,36 @@ def test_a_process_running_mkdocs_keeps_it() -> None:
     assert said == "mkdocs mkdocs.plugins MkDocs 1.6.1"
     assert _python("from chronicle.site.core import load_core\n"
                    "print(load_core('mkdocs'), load_core())") == "mkdocs mkdocs"
+
+
+class _Heard(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.heard: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.heard.append(f"{record.name}: {record.getMessage()}")
+
+
+def test_what_plugins_log_as_mkdocs_reaches_the_cores_logger_during_a_build() -> None:
+    # ProperDocs' strict mode counts the warnings of its own logger tree; the chronicle
+    # plugin (and others) log under mkdocs.*: during a build, that tree hangs under it.
+    from chronicle.site.core import core_logging
+
+    heard = _Heard()
+    legacy = logging.getLogger("mkdocs")
+    before = legacy.parent
+    with core_logging() as top:
+        assert top.name == "properdocs"  # this process runs ProperDocs (conftest)
+        top.addHandler(heard)
+        try:
+            logging.getLogger("mkdocs.plugins.chronicle").warning("a day waits")
+            logging.getLogger("properdocs.structure.pages").warning("a link is broken")
+        finally:
+            top.removeHandler(heard)
+    assert heard.heard == ["mkdocs.plugins.chronicle: a day waits",
+                           "properdocs.structure.pages: a link is broken"]
+    assert legacy.parent is before  # as it was after the build
 
 
 def test_an_unknown_core_is_refused() -> None:

@@ -26,7 +26,7 @@ from chronicle.errors import ChronicleError
 from chronicle.executor import Executor, libc, preserved
 from chronicle.render.i18n import edition_dir
 from chronicle.site.build_cache import Caches
-from chronicle.site.core import PROPERDOCS, describe_core, load_core
+from chronicle.site.core import PROPERDOCS, core_logging, describe_core, load_core
 from chronicle.site.edition_process import EditionProcess
 from chronicle.site.editions import Editions
 from chronicle.site.progress import Say, Steps
@@ -242,47 +242,56 @@ def mkdocs_build(config: RunConfig, mkdocs_yml: Path, site_dir: Path, code: str,
     does so for the rss plugin's cache folder.
     """
     load_core(core)
+    from mkdocs.exceptions import Abort, ConfigurationError, PluginError
+
+    collect = _Collect()
+    edition = "" if code == config.site.languages[0] else f" ({code} edition)"
+    with core_logging() as logger:
+        logger.addHandler(collect)
+        try:
+            _run_mkdocs(config, mkdocs_yml, site_dir, code, editions, executor, say, edition)
+        except (Abort, ConfigurationError, PluginError) as err:
+            warned = collect.messages
+            listed = "".join(f"\n  - {m}" for m in warned[:_MAX_WARNINGS])
+            if len(warned) > _MAX_WARNINGS:
+                listed += f"\n  - ... and {len(warned) - _MAX_WARNINGS} more"
+            raise ChronicleError(f"{mkdocs_yml}: the site build failed{edition}: {err}"
+                                 + (f"; the warnings:{listed}" if warned else "")) from err
+        finally:
+            logger.removeHandler(collect)
+
+
+def _run_mkdocs(config: RunConfig, mkdocs_yml: Path, site_dir: Path, code: str,
+                editions: Editions, executor: Executor, say: Say | None, edition: str
+                ) -> None:
+    """Load mkdocs.yml for the `code` edition and build it (`mkdocs_build`)."""
     from mkdocs.commands.build import build
     from mkdocs.config import load_config as load_mkdocs
-    from mkdocs.exceptions import Abort, ConfigurationError, PluginError
 
     from chronicle.site.plugin import EXECUTOR_ATTR, ChroniclePlugin
 
-    collect = _Collect()
-    logger = logging.getLogger("mkdocs")
-    logger.addHandler(collect)
-    edition = "" if code == config.site.languages[0] else f" ({code} edition)"
-    try:
-        cfg = load_mkdocs(config_file=str(mkdocs_yml), strict=True, site_dir=str(site_dir))
-        setattr(cfg, EXECUTOR_ATTR, executor)  # the plugin's (or old hooks') on_config reads it
-        if say is not None:
-            from chronicle.site.progress_plugin import NAME, ProgressPlugin
+    cfg = load_mkdocs(config_file=str(mkdocs_yml), strict=True, site_dir=str(site_dir))
+    setattr(cfg, EXECUTOR_ATTR, executor)  # the plugin's (or old hooks') on_config reads it
+    if say is not None:
+        from chronicle.site.progress_plugin import NAME, ProgressPlugin
 
-            cfg.plugins[NAME] = ProgressPlugin(
-                Steps(say, code, f"mkdocs-material on {describe_core()}"))
-        plugin = cfg.plugins.get("chronicle")
-        if isinstance(plugin, ChroniclePlugin):
-            plugin.use_edition(code, editions)
-        elif edition:
-            raise ChronicleError(
-                f"{mkdocs_yml}: site.languages lists {code}, but only the `chronicle` plugin "
-                "builds translated editions; add `- chronicle` under `plugins:` (this "
-                "mkdocs.yml predates it), or set `site.languages: [en]`")
-        # The mkdocs CLI fires these around a build; plugins (rss) set up state in them.
-        # The plugin sets SOURCE_DATE_EPOCH for the build and restores it when the build
-        # ends; an old chronicle's hooks hear no build error, so it is restored here too.
-        with preserved("SOURCE_DATE_EPOCH"):
-            cfg.plugins.on_startup(command="build", dirty=False)
-            try:
-                build(cfg)
-            finally:
-                cfg.plugins.on_shutdown()
-    except (Abort, ConfigurationError, PluginError) as err:
-        warned = collect.messages
-        listed = "".join(f"\n  - {m}" for m in warned[:_MAX_WARNINGS])
-        if len(warned) > _MAX_WARNINGS:
-            listed += f"\n  - ... and {len(warned) - _MAX_WARNINGS} more"
-        raise ChronicleError(f"{mkdocs_yml}: the site build failed{edition}: {err}"
-                             + (f"; the warnings:{listed}" if warned else "")) from err
-    finally:
-        logger.removeHandler(collect)
+        cfg.plugins[NAME] = ProgressPlugin(
+            Steps(say, code, f"mkdocs-material on {describe_core()}"))
+    plugin = cfg.plugins.get("chronicle")
+    if isinstance(plugin, ChroniclePlugin):
+        plugin.use_edition(code, editions)
+    elif edition:
+        raise ChronicleError(
+            f"{mkdocs_yml}: site.languages lists {code}, but only the `chronicle` plugin "
+            "builds translated editions; add `- chronicle` under `plugins:` (this "
+            "mkdocs.yml predates it), or set `site.languages: [en]`")
+    # The mkdocs CLI fires these around a build; plugins (rss) set up state in them.
+    # The plugin sets SOURCE_DATE_EPOCH for the build and restores it when the build
+    # ends; an old chronicle's hooks hear no build error, so it is restored here too.
+    with preserved("SOURCE_DATE_EPOCH"):
+        cfg.plugins.on_startup(command="build", dirty=False)
+        try:
+            build(cfg)
+        finally:
+            cfg.plugins.on_shutdown()
+

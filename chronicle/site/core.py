@@ -17,7 +17,10 @@ never comes here: it imports neither."""
 
 from __future__ import annotations
 
+import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 PROPERDOCS = "properdocs"
 MKDOCS = "mkdocs"
@@ -46,3 +49,24 @@ def describe_core() -> str:
         return "nothing yet"
     name = "ProperDocs" if loaded.__name__ == PROPERDOCS else "MkDocs"
     return f"{name} {getattr(loaded, '__version__', '')}".strip()
+
+
+@contextmanager
+def core_logging() -> Iterator[logging.Logger]:
+    """Yield the logger of the core this process runs (`properdocs` or `mkdocs`: its
+    strict mode counts the warnings of that tree only), with the `mkdocs` logger under it
+    for the block, as ProperDocs' own command line sets it up: what plugins log as
+    `mkdocs.*` (the chronicle plugin's data warnings, `mkdocs.plugins.chronicle`) is
+    counted, and heard by a handler on the yielded logger."""
+    loaded = sys.modules.get("mkdocs")
+    top = logging.getLogger(loaded.__name__ if loaded is not None else MKDOCS)
+    legacy = logging.getLogger(MKDOCS)
+    if legacy is top:
+        yield top
+        return
+    parent = legacy.parent
+    legacy.parent = top
+    try:
+        yield top
+    finally:
+        legacy.parent = parent

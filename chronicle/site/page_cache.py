@@ -54,8 +54,9 @@ from chronicle.site.pages import nav_paths
 
 # Bump when what an entry holds changes.
 _FORMAT = 1
-# mkdocs keeps a page's links to anchors only at this logger's levels above DEBUG.
-_PAGES_LOG = logging.getLogger("mkdocs.structure.pages")
+# mkdocs 1.6.1 keeps a page's links to anchors only at this logger's levels above DEBUG
+# (ProperDocs always keeps them): the logger of the core's pages module (site/core.py).
+_PAGES_LOG = logging.getLogger(Page.__module__)
 
 
 # What converts and indexes a page besides the extensions mkdocs.yml names: module ->
@@ -248,10 +249,13 @@ class _Noted(logging.Handler):
 
 @contextmanager
 def _logging() -> Iterator[list[logging.LogRecord]]:
-    """Note every record logged meanwhile (from any logger: mkdocs's does not pass its
-    records on when its command line set it up, so it is heard too)."""
+    """Note every record logged meanwhile (from any logger: the core's does not pass its
+    records on when its command line set it up, so it is heard too, and so is `mkdocs`,
+    the name plugins log under, whichever core runs: site/core.py)."""
     noted = _Noted()
-    loggers = (logging.getLogger(), logging.getLogger("mkdocs"))
+    core = Page.__module__.split(".")[0]
+    loggers = tuple({id(x): x for x in (logging.getLogger(), logging.getLogger("mkdocs"),
+                                        logging.getLogger(core))}.values())
     for logger in loggers:
         logger.addHandler(noted)
     try:
