@@ -293,8 +293,10 @@ def test_the_trees_are_not_in_the_restored_cache() -> None:
     # The nightly workflow restores .cache/chronicle from earlier runs; a tree there (or
     # Zensical's unsigned cache in it) could change a page.
     assert TREES.parts[:2] == (".cache", "zensical")
-    workflow = (REPO / "chronicle" / "scaffold" / "workflows" / "nightly.yml").read_text()
-    assert "path: .cache/chronicle\n" in workflow and ".cache/zensical" not in workflow
+    # The nightly workflow's cache step is in chronicle's action (action.yml).
+    action = (REPO / "action.yml").read_text(encoding="utf-8")
+    assert "path: ${{ inputs.directory }}/.cache/chronicle\n" in action
+    assert ".cache/zensical" not in action
 
 
 def test_an_mkdocs_yml_without_gen_files_still_builds_and_is_told(tmp_path: Path) -> None:
