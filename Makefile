@@ -1,6 +1,7 @@
 # chronicle: set-up and checks. Everything installs into .venv; nothing global but
-# Debian's chromium (for the browser tests) and shellcheck (for the action's scripts), which
-# `make test` installs when missing.
+# Debian's fonts-noto-cjk (Chinese charts: `make demo` installs it when missing), chromium
+# (for the browser tests) and shellcheck (for the action's scripts), which `make test`
+# installs when missing.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
@@ -8,7 +9,7 @@ STAMP  := $(VENV)/.installed
 DEV    := $(VENV)/.installed-dev
 DAYS   ?= 100
 
-.PHONY: install dev demo test lint bench rehearse soak scaffold chromium shellcheck \
+.PHONY: install dev demo test lint bench rehearse soak scaffold chromium shellcheck fonts \
         wheel-test screenshots i18n clean
 
 ## What running chronicle needs, and nothing else: `make demo` installs only this.
@@ -33,8 +34,17 @@ $(DEV): $(STAMP)
 	touch $(DEV)
 
 ## The demo chronicle from a simulated run: no network, no account.
-demo: install
+demo: install fonts
 	$(VENV)/bin/chronicle demo --days $(DAYS) --out demo
+
+## Chinese charts are drawn with Noto Sans CJK (chronicle/draw.py): without a Han font a
+## Chinese site stops before drawing a chart of empty boxes.
+fonts:
+	@if ! ls /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc >/dev/null 2>&1; then \
+	  echo "installing Debian fonts-noto-cjk for the Chinese charts"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq fonts-noto-cjk >/dev/null; \
+	fi
 
 ## Browser checks use Debian's chromium (a Playwright browser download is impossible here).
 chromium:
@@ -64,7 +74,7 @@ lint: dev
 ## Two workers (a CI runner has two cores), one test file each at a time (--dist loadfile:
 ## a module's built site is built once): 11.6 min against 17.9 on one (README "Development").
 WORKERS ?= 2
-test: dev chromium shellcheck lint
+test: dev fonts chromium shellcheck lint
 	@$(PY) -m pytest -q -p no:cacheprovider -n $(WORKERS) --dist loadfile --durations=15; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests"; exit 1; fi; exit $$rc
 
