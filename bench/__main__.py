@@ -179,7 +179,9 @@ def nightly_rounds(base: Path, work: Path, plain: Path, start_last: str,
 
 
 def plain_build(project: Path) -> str:
-    return ("import os; from mkdocs.commands.build import build;"
+    # On the MkDocs 1.x chronicle's builds run on (ProperDocs: chronicle/site/core.py).
+    return ("import os; from chronicle.site.core import load_core; load_core();"
+            "from mkdocs.commands.build import build;"
             "from mkdocs.config import load_config;"
             f"os.chdir({str(project)!r}); c = load_config('mkdocs.yml');"
             "c.plugins.on_startup(command='build', dirty=False); build(c)")
