@@ -297,11 +297,7 @@ def _cache_use(cached: dict[str, int]) -> str:
             f"{cached[f'{kind} made']} {verb}"
             for kind, label, verb in (("svgs", "chart SVGs", "drawn"),
                                       ("threads", "thread pages", "rendered"),
-                                      ("verdicts", "verdicts", "computed"),
-                                      ("zensical", "Zensical caches", "started cold"),
-                                      ("scans", "Zensical link scans", "started empty"),
-                                      ("pages", "Markdown conversions", "made"),
-                                      ("search", "search entries", "made"))
+                                      ("zensical", "Zensical caches", "started cold"))
             if cached.get(f"{kind} reused", 0) + cached.get(f"{kind} made", 0)]
     return f" ({'; '.join(said)})" if said else ""
 

@@ -157,8 +157,7 @@ class BuildCache:
             self.written += 1
 
     def refuse(self, key: str) -> None:
-        """Count the entry just read under `key` as a miss: valid, but not for this build
-        (a kept page conversion whose links now resolve otherwise, site/page_cache.py)."""
+        """Count the entry just read under `key` as a miss: valid, but not for this build."""
         if key not in self.missed_keys:
             self.reused -= 1
             self.missed += 1
@@ -218,11 +217,7 @@ class Caches:
 
     svgs: BuildCache  # static SVGs of the build's own charts (site/statics.py)
     threads: BuildCache  # thread pages (site/pages.py)
-    verdicts: BuildCache  # the watchers' verdicts of every day (site/inputs.py)
     zensical: BuildCache  # Zensical's own cache of each edition's project (site/zensical.py)
-    scans: BuildCache  # Zensical: its reference scan of each page (chronicle/zensical_child.py)
-    pages: BuildCache  # mkdocs: pages' Markdown converted (site/page_cache.py)
-    search: BuildCache  # mkdocs: their search entries (site/page_cache.py)
 
     @classmethod
     def of(cls, root: Path) -> Caches:

@@ -32,7 +32,6 @@ from chronicle.config import RunConfig, load_config
 from chronicle.errors import ChronicleError
 from chronicle.executor import Executor, environment
 from chronicle.render.i18n import DEFAULT, ENGLISH, Language, language, site_title
-from chronicle.site.build_cache import Caches
 from chronicle.site.citable import feed_links
 from chronicle.site.editions import (
     LOCALE_FOLDER,
@@ -45,7 +44,6 @@ from chronicle.site.editions import (
 )
 from chronicle.site.finish import finish_edition
 from chronicle.site.inputs import BuildInputs, load_inputs
-from chronicle.site.page_cache import keep_pages, keep_search
 from chronicle.site.pages import (
     SCRIPT,
     SECTIONS,
@@ -167,23 +165,7 @@ class ChroniclePlugin(BasePlugin):
             rss.config.cache_dir = str(run.root / cache_dir)
         return config
 
-    @event_priority(-100)  # after Material's search plugin has made its index
-    def _keep_search(self, config: MkDocsConfig) -> MkDocsConfig:
-        """Index through the search cache (site/page_cache.py)."""
-        caches = self._caches_for("search-cache")
-        if caches is not None:
-            keep_search(config.plugins.get("search") or config.plugins.get("material/search"),
-                        caches.search)
-        return config
-
-    on_config = CombinedEvent(configure, _keep_search)
-
-    def _caches_for(self, speedup: str) -> Caches | None:
-        """The build caches, when this is `chronicle build` (a build run by mkdocs itself
-        has none) and its executor runs `speedup`."""
-        caches = self.editions.caches if self.editions is not None else None
-        uses = self._executor is not None and self._executor.uses(speedup)
-        return caches if uses else None
+    on_config = configure
 
     def _end_build(self) -> None:
         """Undo what this build set up: its environment, its own executor."""
@@ -241,9 +223,6 @@ class ChroniclePlugin(BasePlugin):
             with FilesEditor(files, config, folder) as editor:
                 self.write_generated(editor)
             files = editor.files
-        caches = self._caches_for("markdown-cache")
-        if caches is not None:
-            keep_pages(files, config, caches.pages, self.code)
         self._draw()
         return files
 
