@@ -23,7 +23,7 @@ that lived on, with the workers, after a SIGKILLed snapshot (~215 MB), and a wor
 blocked on its call queue never saw the parent go (it holds the queue's write end too).
 
 Nothing here imports the rest of chronicle: a render worker starts by importing this
-module only, and the function it is sent (chronicle/draw.py) then.
+module only, and the function it is sent (chronicle/workers/draw.py) then.
 """
 
 from __future__ import annotations

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from chronicle import nofollow
 from chronicle.config import DEFAULT_CONFIG_KEYS, load_config
 from chronicle.config.template import declared_line
 from chronicle.errors import ChronicleError
+from chronicle.files import nofollow
 from chronicle.site.zenodo import FILENAME as ZENODO_FILE
 from chronicle.site.zenodo import write_zenodo_json
 from chronicle.snapshot.preflight import (

@@ -1,4 +1,4 @@
-"""chronicle/draw.py: what a render worker process runs, and what it imports."""
+"""chronicle/workers/draw.py: what a render worker process runs, and what it imports."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from chronicle import draw
 from chronicle.render.svg import _vl_version, render_png, render_svg, static_spec
+from chronicle.workers import draw
 
 SPEC = {"mark": "line", "data": {"values": [{"x": 0, "y": 1}, {"x": 1, "y": 3}]},
         "encoding": {"x": {"field": "x", "type": "quantitative"},
@@ -21,15 +21,15 @@ SPEC = {"mark": "line", "data": {"values": [{"x": 0, "y": 1}, {"x": 1, "y": 3}]}
 
 
 def test_a_worker_imports_none_of_chronicles_renderers() -> None:
-    # A worker unpickles draw.svg_and_png: that imports chronicle.draw and nothing of
+    # A worker unpickles draw.svg_and_png: that imports chronicle.workers.draw and nothing of
     # chronicle.render (Jinja2, NumPy, the config model: ~0.25 s of each worker's start).
-    code = ("import pickle, sys; from chronicle import draw;"
+    code = ("import pickle, sys; from chronicle.workers import draw;"
             "pickle.loads(pickle.dumps(draw.svg_and_png));"
             "print(' '.join(sorted(sys.modules)))")
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True).stdout.split()
     ours = [m for m in loaded if m == "chronicle" or m.startswith("chronicle.")]
-    assert ours == ["chronicle", "chronicle.draw"]
+    assert ours == ["chronicle", "chronicle.workers", "chronicle.workers.draw"]
     assert not {"jinja2", "numpy", "pyarrow", "yaml"} & set(loaded)
 
 
@@ -132,7 +132,7 @@ def test_chronicle_font_dirs_stands_in_for_the_machines_folders(
 def test_labels_are_measured_without_reopening_a_font_file_per_glyph(tmp_path: Path) -> None:
     # With the machine's Liberation Sans shown to vl-convert, each glyph of each label
     # opened and mapped it again (~1,500 times a chart); drawing must open it never.
-    code = ("from chronicle import draw;"
+    code = ("from chronicle.workers import draw;"
             f"spec = {SPEC!r};"
             "spec['encoding']['x']['title'] = 'tokens processed, a long axis title';"
             "draw.svg(spec, None)")

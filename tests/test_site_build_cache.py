@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from chronicle.cachekey import ENV, sign
-from chronicle.nofollow import NotAFile
+from chronicle.files.nofollow import NotAFile
 from chronicle.site.build_cache import FORMAT, BuildCache, Caches, cache_root, entry_key
 from tests.support.commands import cli
 from tests.support.site_factory import (

@@ -16,11 +16,11 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
-from chronicle import draw
-from chronicle.atomic import write_atomic
 from chronicle.errors import ChronicleError
 from chronicle.executor import ChildGone, Executor
+from chronicle.files.atomic import write_atomic
 from chronicle.render.vega import HOVER_LAYER, SVG_WIDTH, VEGA_LITE
+from chronicle.workers import draw
 
 
 @functools.cache

@@ -166,7 +166,7 @@ def ema(x: np.ndarray, y: np.ndarray, weight: float) -> np.ndarray:
 
 
 # Advance widths (em) by class, wider on average than Liberation Sans (the sans-serif a
-# static SVG is measured in, chronicle/draw.py: lowercase ~0.5-0.56 em there), so a name
+# static SVG is measured in, chronicle/workers/draw.py: lowercase ~0.5-0.56 em there), so a name
 # cut to fit ends a little short of its width rather than past it.
 _NARROW, _WIDE = set("fijlrt.,:;'|!()[] "), set("mwMW@%")
 

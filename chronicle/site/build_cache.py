@@ -12,7 +12,7 @@ workflow, copied with the folder): an entry is used only if it is the product of
 key, which it proves with an HMAC of its key and content under a secret the chronicle's
 own runs hold and a planted cache does not (chronicle/cachekey.py). One that is forged,
 damaged, unreadable or foreign is a miss, made again from the store. Folders and entries
-are opened without following links (chronicle/nofollow.py): a link in place of a cache
+are opened without following links (chronicle/files/nofollow.py): a link in place of a cache
 folder is refused, one in place of an entry is a miss, and nothing outside
 `.cache/chronicle` is read, written or deleted. Writing is best effort (temporary file +
 rename), so a read-only disk still builds, with the same bytes. Entries no part of the
@@ -35,10 +35,10 @@ from pathlib import Path
 from typing import Any
 
 import chronicle
-from chronicle.atomic import write_atomic_at
 from chronicle.cachekey import cache_secret, sign, signed
 from chronicle.config import RunConfig
-from chronicle.nofollow import CACHE_FOLDERS, NotAFile, check_cache_folders, folder, read_file
+from chronicle.files.atomic import write_atomic_at
+from chronicle.files.nofollow import CACHE_FOLDERS, NotAFile, check_cache_folders, folder, read_file
 
 # Bump when an entry's layout changes: older entries are then ignored. 2: an HMAC under
 # the cache secret instead of a bare sha256, which anyone could recompute.

@@ -25,8 +25,8 @@ import re
 import shutil
 from pathlib import Path
 
-from chronicle.atomic import write_atomic_at
-from chronicle.nofollow import NotAFile, folder, read_file
+from chronicle.files.atomic import write_atomic_at
+from chronicle.files.nofollow import NotAFile, folder, read_file
 from chronicle.site.build_cache import BuildCache, code_fingerprint, config_sha256, entry_key
 from chronicle.site.inputs import BuildInputs
 

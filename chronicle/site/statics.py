@@ -13,7 +13,7 @@ An SVG is a pure function of its spec, the chronicle code (render/svg.py's width
 background and hover-layer strip), vl-convert and the Vega-Lite release it draws with, so
 each is kept in `.cache/chronicle/svgs/` (site/build_cache.py) under the sha256 of those:
 a build whose specs an earlier build drew starts no worker process at all. vl-convert
-measures Latin text with the Liberation Sans it ships (chronicle/draw.py), but glyphs that
+measures Latin text with the Liberation Sans it ships (chronicle/workers/draw.py), but glyphs that
 font lacks (Chinese) with the fonts installed on the machine; those are not in the key
 (hashing ~100 MB of fonts would cost more than most builds save), so a cache carried to
 a machine with other such fonts holds the SVGs the first machine drew.

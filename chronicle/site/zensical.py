@@ -10,7 +10,7 @@ build --strict` in a child process of the command's executor (it dies with the c
 moved into the staging folder, and finished by the same post-build step as an mkdocs
 build (site/finish.py). Zensical's own cache in each project is filled from, and kept as,
 a signed entry of the build cache (site/engine_cache.py). Zensical is driven through its
-public `build` alone (chronicle/zensical_child.py).
+public `build` alone (chronicle/workers/zensical_build.py).
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ import shutil
 import time
 from pathlib import Path
 
-from chronicle import zensical_child
 from chronicle.errors import ChronicleError
 from chronicle.executor import Child, ChildGone, Executor
 from chronicle.render.i18n import DEFAULT, Language, edition_dir
@@ -34,6 +33,7 @@ from chronicle.site.inputs import BuildInputs
 from chronicle.site.progress import Say, Steps
 from chronicle.site.statics import Drawing
 from chronicle.site.tree import EditionTree, write_edition
+from chronicle.workers import zensical_build
 
 # Not under .cache/chronicle, which the nightly workflow restores from earlier runs: a
 # restored tree, or Zensical's own cache in it (unsigned), could change a page.
@@ -97,7 +97,7 @@ class EditionBuild:
                                 self.caches.svgs if self.caches is not None else None,
                                 self.executor)
         self._child = self.executor.start(
-            zensical_child.build, str(self.tree.config_file), str(self.tree.root / LOG_NAME),
+            zensical_build.build, str(self.tree.config_file), str(self.tree.root / LOG_NAME),
             name=f"zensical build ({code})",
             env={"SOURCE_DATE_EPOCH": _epoch(self.inputs)})
         self.seconds += time.perf_counter() - started

@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 
 from chronicle.clean import load_json
 from chronicle.errors import StoreError
+from chronicle.files.nofollow import read_file
 from chronicle.models import (
     FailureRecord,
     MetricRow,
@@ -43,7 +44,6 @@ from chronicle.models import (
     Thread,
     parse_time,
 )
-from chronicle.nofollow import read_file
 from chronicle.store.files import (
     damaged,
     parquet_from_bytes,

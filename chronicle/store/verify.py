@@ -20,8 +20,8 @@ from typing import Any
 
 from chronicle.clean import load_json
 from chronicle.errors import ChronicleError, StoreError
+from chronicle.files.nofollow import links_under
 from chronicle.models import parse_time
-from chronicle.nofollow import links_under
 from chronicle.store.files import read_bounded
 from chronicle.store.hashing import sha256_bytes, sha256_file
 from chronicle.store.manifest import (

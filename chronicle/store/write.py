@@ -24,6 +24,8 @@ from typing import Any
 
 from chronicle import __version__
 from chronicle.errors import StoreError
+from chronicle.files.nofollow import folder as folder_fd
+from chronicle.files.nofollow import read_file
 from chronicle.models import (
     FailureRecord,
     PullRequest,
@@ -32,8 +34,6 @@ from chronicle.models import (
     Thread,
     iso,
 )
-from chronicle.nofollow import folder as folder_fd
-from chronicle.nofollow import read_file
 from chronicle.store.hashing import dump_json, sha256_bytes, sha256_file
 from chronicle.store.mementos import (
     MAX_RECORD_BYTES,
