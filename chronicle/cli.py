@@ -491,7 +491,7 @@ def serve(root: Path, port: int) -> None:
     config = load_config(root)
     with Executor() as executor:
         site = build_site(config, executor=executor, say=_say)
-    import http.server  # only `serve` needs it (~15 ms of every other command's start)
+    import http.server  # only `serve` needs it (kept out of every other command's start)
 
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
     with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
@@ -529,8 +529,9 @@ def entry() -> None:
     """The `chronicle` command (and `python -m chronicle.cli`): `main`, then a quick exit.
 
     Exiting, the interpreter runs one last full garbage collection over every object still
-    alive: after a build (a store read, ~2,000 mkdocs pages) that pass took ~0.5 s of a
-    9 s build, to free memory the process returns to the OS anyway. Freezing the heap
+    alive: after a build (a store read, thousands of mkdocs pages) that pass is a
+    noticeable part of the build, to free memory the process returns to the OS anyway
+    (`make bench` measures the build). Freezing the heap
     first skips it. Atexit handlers and open files are unaffected (everything chronicle
     writes is closed before a command returns); only a command-line process does this,
     never a caller of `main` (tests call it in-process).

@@ -2,9 +2,10 @@
 
 Zensical keeps what it made of each page in `.cache/` beside a project's config (the
 page's HTML, by its source), and converts only the pages whose sources changed when that
-folder is there: on the 100-day demo an edition's nightly build takes ~2.5 s instead of
-~6 s. But a nightly checkout has no such folder, and one restored from elsewhere could
-put any HTML on any page: Zensical does not sign it.
+folder is there, which makes a nightly build of an edition much faster (its bench row:
+`python -m bench.speedups --only engine-cache`). But a nightly checkout has no such
+folder, and one restored from elsewhere could put any HTML on any page: Zensical does
+not sign it.
 
 So the folder is chronicle's to fill: before each Zensical build it is emptied and filled
 only from a valid entry of `.cache/chronicle/zensical` (signed like every entry of the

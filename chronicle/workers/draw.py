@@ -3,7 +3,7 @@
 render/svg.py prepares every spec in the calling process (its width, a white background,
 no hover layer) and sends it here. A worker unpickling a function imports that function's
 module and its package: one in chronicle.render would import the renderers (Jinja2,
-NumPy, the config model: ~0.25 s of every worker's start, which a nightly snapshot waits
+NumPy, the config model: much of every worker's start, which a nightly snapshot waits
 for), so this module sits outside it and imports nothing from chronicle.
 """
 
@@ -22,12 +22,12 @@ from xml.sax.saxutils import escape
 
 # vl-convert measures each glyph of each label through its font database, which holds the
 # fonts it is shown, then the Liberation Sans it ships (in memory). A font on disk is
-# opened and memory-mapped again for every glyph: ~1,500 times a day chart, 40 ms of its
-# 90 ms, mostly kernel time, when a machine's Liberation Sans came first. So vl-convert is
+# opened and memory-mapped again for every glyph (about half of a day chart's drawing,
+# mostly kernel time) when a machine's Liberation Sans came first. So vl-convert is
 # shown one known set (FONTCONFIG_FILE, read once when its font database is built): no
 # font of the machine but its Han fonts (Noto Sans / Serif CJK, Debian's fonts-noto-cjk),
 # which draw what Liberation Sans lacks (Chinese). A chart is then the same bytes on any
-# machine with that package, whatever else it has installed; ~45 ms a chart.
+# machine with that package, whatever else it has installed.
 SHIPPED = frozenset({"LiberationSans-Regular.ttf", "LiberationSans-Bold.ttf",
                      "LiberationSans-Italic.ttf", "LiberationSans-BoldItalic.ttf"})
 HAN_FONTS = ("NotoSansCJK", "NotoSerifCJK")  # file names start so (fonts-noto-cjk)
@@ -190,9 +190,9 @@ def svg_and_png(spec: dict[str, Any], vl_version: str | None,
 def recompressed(image: bytes) -> bytes:
     """Return the same PNG with its pixel data deflated at zlib's default level.
 
-    vl-convert stores pixels barely compressed (~190-400 KB for a 720 px chart); the same
-    image deflated is ~25-45 KB. Level 6, not 9: 9 is ~10% smaller but takes 6x as long
-    (40 ms against 7 ms a chart, on every sealed day). Chunks other than IDAT are kept.
+    vl-convert stores pixels barely compressed; deflated, the same image is several times
+    smaller. Level 6, not 9: 9 is a little smaller but takes several times as long, on
+    every sealed day. Chunks other than IDAT are kept.
     """
     pos, chunks = 8, []
     while pos < len(image):

@@ -3,7 +3,7 @@ chronicle's.
 
 The child is `python -m chronicle.executor`, which imports the module of the function it is
 sent; one in chronicle.site would import the whole build path (Altair, mkdocs, Material,
-jieba: ~0.8 s of every Zensical build's start, twice a night). So this module sits outside
+jieba: much of every Zensical build's start, twice a night). So this module sits outside
 it, like chronicle/workers/draw.py for the render workers, and imports nothing from chronicle.
 Zensical is called through its public API alone (`zensical.build`).
 """
