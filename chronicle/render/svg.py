@@ -16,6 +16,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
+from chronicle.cachekey import cache_secret, sign, signed
 from chronicle.errors import ChronicleError
 from chronicle.executor import ChildGone, Executor
 from chronicle.files.atomic import write_atomic
@@ -67,22 +68,37 @@ def render_png(svg: str) -> bytes:
     return draw.png(svg)
 
 
+BUNDLE_KIND = "vega-bundle"  # what a signature of the bundle is a signature of
+
+
 def javascript_bundle() -> str:
-    """Return the offline vega + vega-lite + vega-embed bundle (sets window.vegaEmbed)."""
+    """Return the offline vega + vega-lite + vega-embed bundle (sets window.vegaEmbed).
+
+    vl-convert makes it (a few seconds); it is kept in the per-user cache folder, signed
+    like every cache entry (chronicle/cachekey.py): the script every published page
+    loads is read back only under this user's key, never because of what it says, and
+    made again otherwise (a forged, damaged or foreign copy, or no key to check it with).
+    """
     import vl_convert as vlc
 
     version = importlib.metadata.version("vl-convert-python")
     path = draw.cache_dir() / f"vega-bundle-{version}-vl{_vl_version() or 'latest'}.js"
-    if path.is_file():
-        text = path.read_text(encoding="utf-8")
-        if "vegaEmbed" in text:
-            return text
+    secret, _ = cache_secret()
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        if secret is not None and not path.is_symlink() and path.is_file():
+            mac, _, body = path.read_bytes().partition(b"\n")
+            if signed(secret, BUNDLE_KIND, body, mac.decode("ascii", "replace")):
+                return body.decode("utf-8")
     # None selects the default snippet (window.vegaEmbed etc.); the stub marks it required.
     text = vlc.javascript_bundle(None, vl_version=_vl_version())  # type: ignore[arg-type]
     if "vegaEmbed" not in text:
         raise RuntimeError(f"vl-convert {version} returned a bundle without vegaEmbed")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, text.encode("utf-8"))  # a concurrent build never reads half of it
+    if secret is not None:
+        body = text.encode("utf-8")
+        with contextlib.suppress(OSError):  # not kept: made again next time
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # Whole or not at all: a concurrent build never reads half of it.
+            write_atomic(path, sign(secret, BUNDLE_KIND, body).encode() + b"\n" + body)
     return text
 
 
