@@ -51,6 +51,8 @@ def test_the_snapshot_that_seals_a_day_seals_its_chinese_page_beside_it(
                                                 made.config).fingerprint
             text = page.decode()
             assert "关键数字" in text and "与英文记录根据同一组事实一同封存" in text
+            # The note is the admonition's body (indented under it), not a paragraph after.
+            assert '!!! info "已封存的条目（中文版）"\n    本页是' in text
             # Its charts speak Chinese, drawn from the data the English ones were.
             spec = (store.sealed_bytes(f"{folder}/loss.vl.json") or b"").decode()
             assert "训练损失" in spec
