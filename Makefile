@@ -84,8 +84,9 @@ test: dev fonts chromium shellcheck lint
 wheel-test: dev
 	$(PY) -m pytest -q -p no:cacheprovider tests/test_package.py
 
-## Ratios against plain mkdocs, measured side by side (bench/__main__.py); ~10 min at 100 days.
-## Then each speed-up of the executor on and off on its row (bench/speedups.py; ~8 min: the two kept).
+## Ratios against plain builds, measured side by side (bench/__main__.py; about an hour at
+## 100 days on two cores), then each speed-up of the executor on and off on its row
+## (bench/speedups.py). Both write what they print into bench/RESULTS.md (bench/results.py).
 bench: dev
 	$(PY) -m bench $(DAYS)
 	$(PY) -m bench.speedups $(DAYS)
