@@ -72,7 +72,7 @@ def command_reference(name: str) -> str:
     command = cli if name == "chronicle" else cli.commands[name]
     ctx = root if command is cli else click.Context(command, info_name=name, parent=root)
     usage = " ".join([ctx.command_path, *command.collect_usage_pieces(ctx)])
-    help_text = " ".join((command.help or "").split())
+    help_text = table_cell(" ".join((command.help or "").split()))
     out = ["```text", usage, "```", "", help_text, "", "| option | what it does |",
            "|---|---|"]
     for param in command.get_params(ctx):
