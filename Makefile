@@ -10,7 +10,7 @@ DEV    := $(VENV)/.installed-dev
 DAYS   ?= 100
 
 .PHONY: install dev demo test lint bench rehearse soak scaffold chromium shellcheck fonts \
-        wheel-test screenshots i18n clean
+        wheel-test screenshots i18n docs clean
 
 ## What running chronicle needs, and nothing else: `make demo` installs only this.
 ## (The distribution was named `chronicle` before it became `training-chronicle`: an old
@@ -64,7 +64,7 @@ shellcheck:
 	fi
 
 ## ruff, mypy, and the import contract (pyproject.toml [tool.importlinter]): the layers
-## of README "How it works" are what the imports do.
+## of documentation/pages/how-it-works.md are what the imports do.
 lint: dev
 	$(VENV)/bin/ruff check chronicle tests bench
 	$(VENV)/bin/mypy chronicle tests/support tests/rehearsal
@@ -72,11 +72,19 @@ lint: dev
 
 ## pytest's exit code 5 (no tests collected) must fail, not pass silently.
 ## Two workers (a CI runner has two cores), one test file each at a time (--dist loadfile:
-## a module's built site is built once): 11.6 min against 17.9 on one (README "Development").
+## a module's built site is built once); bench/RESULTS.md keeps the times it took.
+## tests/test_docs.py builds the documentation as `make docs` does.
 WORKERS ?= 2
 test: dev fonts chromium shellcheck lint
 	@$(PY) -m pytest -q -p no:cacheprovider -n $(WORKERS) --dist loadfile --durations=15; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests"; exit 1; fi; exit $$rc
+
+## The documentation (documentation/): the references generated from the code written into
+## their pages, the site built strictly with ProperDocs and Material into
+## build/documentation/, every link, anchor and named code path checked
+## (tests/support/docs.py; `make test` runs the same checks in tests/test_docs.py).
+docs: dev
+	$(PY) -m tests.support.docs
 
 ## The package as a user gets it: the sdist and the wheel built from it, installed into a
 ## new venv without the dev extras, running `chronicle demo` and `chronicle init` there
@@ -84,8 +92,9 @@ test: dev fonts chromium shellcheck lint
 wheel-test: dev
 	$(PY) -m pytest -q -p no:cacheprovider tests/test_package.py
 
-## Ratios against plain mkdocs, measured side by side (bench/__main__.py); ~10 min at 100 days.
-## Then each speed-up of the executor on and off on its row (bench/speedups.py; ~8 min: the two kept).
+## Ratios against plain builds, measured side by side (bench/__main__.py; about an hour at
+## 100 days on two cores), then each speed-up of the executor on and off on its row
+## (bench/speedups.py). Both write what they print into bench/RESULTS.md (bench/results.py).
 bench: dev
 	$(PY) -m bench $(DAYS)
 	$(PY) -m bench.speedups $(DAYS)
@@ -95,9 +104,10 @@ bench: dev
 soak: dev
 	$(PY) -m tests.support.soak --nights $(or $(NIGHTS),35) $(if $(SEED),--seed $(SEED))
 
-## The README's pictures of the demo (home page and newest day page), from demo/site.
+## The pictures of the demo in the README and the docs (home page and newest day page),
+## from demo/site.
 screenshots: demo dev chromium
-	$(PY) -m tests.support.screenshots demo/site docs-img
+	$(PY) -m tests.support.screenshots demo/site documentation/pages/img
 
 ## The nightly workflow's steps, several nights, against fake W&B/GitHub on 127.0.0.1.
 rehearse: dev
@@ -109,7 +119,8 @@ scaffold: dev
 	$(PY) -m tests.support.scaffold
 
 ## Message catalogs: extract every marked string and merge the new ones into
-## chronicle/locale/<lang>/LC_MESSAGES/chronicle.po (README "Languages": translate, test).
+## chronicle/locale/<lang>/LC_MESSAGES/chronicle.po (documentation/pages/languages.md:
+## translate, test).
 i18n: dev
 	$(PY) -m tests.support.catalog
 

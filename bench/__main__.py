@@ -1,5 +1,8 @@
 """`make bench` (python -m bench [DAYS]): chronicle's cost as ratios measured in one run.
 
+What a full run prints is also written into bench/RESULTS.md (bench/results.py), the one
+home of the latest figures; the journal there says what each change did to them.
+
 Absolute seconds drift between machines and runs; ratios measured side by side do not.
 Every timed step runs in its own process (its peak RSS is its own). `python -m bench
 memory` prints the memory rows alone. Rows:
@@ -250,10 +253,18 @@ def main(days: int) -> None:
 
     from bench.engines import engine_rows
     from bench.plain import write_plain_project
+    from bench.results import record
     from chronicle.demo import DEMO_START
 
-    print(f"chronicle bench: {days}-day simulated demo, {os.cpu_count()} cores, "
-          f"{ROUNDS} rounds per ratio")
+    began = time.monotonic()
+    printed: list[str] = []
+
+    def say(line: str) -> None:  # printed, and kept for the results file
+        print(line, flush=True)
+        printed.append(line)
+
+    say(f"chronicle bench: {days}-day simulated demo, {os.cpu_count()} cores, "
+        f"{ROUNDS} rounds per ratio")
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         # The demo and its 2x: how cost grows with the run. The demo's row is in seconds,
@@ -304,34 +315,37 @@ def main(days: int) -> None:
         # verify --recompute against plain verify, on the demo (read-only: no copy needed).
         recompute = median_pair(chronicle("verify", "--dir", str(tmp / "demo"), "--recompute"),
                                 chronicle("verify", "--dir", str(tmp / "demo")))
-        print(row("build (en only) vs plain mkdocs", build, 1.3))
-        print(row("two editions vs en only, warm", both, 1.6) + f"  peak {both.peak:.0f} MB")
-        print(row("two editions vs en only, cold", cold, 1.6))
-        print(row(f"build vs plain at {2 * days} days", long_build, 1.3))
-        print(row("nightly vs plain, warm", night, 1.5)
-              + f"  (snapshot + build: {', '.join(night.parts)} s)")
-        print(f"{f'demo, {days} days':<34}{demo_s:8.1f} s  peak {demo_mb:5.0f} MB  "
-              f"target <= 45 s ({'met' if demo_s <= 45 else 'MISSED'})  (runs: "
-              f"{' '.join(f'{s:.1f}' for s, _ in demos)})")
-        print(ratio(f"demo {2 * days} days vs {days} days", long_s, demo_s, 2.0)
-              + f"  peak {long_mb:.0f} MB")
-        print(f"{'peak memory (build)':<34}{build.peak:8.0f} MB  target < 1024 MB at 365 days")
+        say(row("build (en only) vs plain mkdocs", build, 1.3))
+        say(row("two editions vs en only, warm", both, 1.6) + f"  peak {both.peak:.0f} MB")
+        say(row("two editions vs en only, cold", cold, 1.6))
+        say(row(f"build vs plain at {2 * days} days", long_build, 1.3))
+        say(row("nightly vs plain, warm", night, 1.5)
+            + f"  (snapshot + build: {', '.join(night.parts)} s)")
+        say(f"{f'demo, {days} days':<34}{demo_s:8.1f} s  peak {demo_mb:5.0f} MB  "
+            f"target <= 45 s ({'met' if demo_s <= 45 else 'MISSED'})  (runs: "
+            f"{' '.join(f'{s:.1f}' for s, _ in demos)})")
+        say(ratio(f"demo {2 * days} days vs {days} days", long_s, demo_s, 2.0)
+            + f"  peak {long_mb:.0f} MB")
+        say(f"{'peak memory (build)':<34}{build.peak:8.0f} MB  target < 1024 MB at 365 days")
         rc_s, plain_s = recompute.medians
-        print(f"{f'verify --recompute, {days} days':<34}{rc_s:8.1f} s vs {plain_s:6.1f} s plain "
-              f"verify  ratio {rc_s / plain_s:4.1f}  peak {recompute.peak:5.0f} MB  (rounds: "
-              f"{' '.join(f'{a:.1f}' for a in recompute.a)})")
+        say(f"{f'verify --recompute, {days} days':<34}{rc_s:8.1f} s vs {plain_s:6.1f} s plain "
+            f"verify  ratio {rc_s / plain_s:4.1f}  peak {recompute.peak:5.0f} MB  (rounds: "
+            f"{' '.join(f'{a:.1f}' for a in recompute.a)})")
         for line in engine_rows(tmp / "demo", tmp / "night-full", tmp, last):
-            print(line)
+            say(line)
         for line in memory_rows(tmp):
-            print(line)
+            say(line)
         for edition in ("", "zh"):
             for line in weights(tmp / "demo" / "site", edition):
-                print(line)
-        print("where the build spends its time (one profiled build, both editions in one "
-              "process, cumulative):")
-        sys.stdout.flush()
-        subprocess.run([sys.executable, "-m", "bench.profile_build", str(tmp / "demo")],
-                       check=True)
+                say(line)
+        say("where the build spends its time (one profiled build, both editions in one "
+            "process, cumulative):")
+        profile = subprocess.run(
+            [sys.executable, "-m", "bench.profile_build", str(tmp / "demo")],
+            check=True, stdout=subprocess.PIPE, text=True).stdout
+        for line in profile.splitlines():
+            say(line)
+    record("bench", f"python -m bench {days}", printed, time.monotonic() - began)
 
 
 def engines_only(days: int) -> None:
