@@ -528,7 +528,7 @@ def test_bundle_is_cached_on_disk_signed_and_defines_vega_embed(
     from chronicle.render.svg import BUNDLE_KIND
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(bundle_cache))
-    (cached,) = (bundle_cache / "chronicle").glob("vega-bundle-*.js")
+    (cached,) = (bundle_cache / "chronicle").glob("vega-bundle-*.signed")
     assert not list((bundle_cache / "chronicle").glob("*.tmp"))
     text = javascript_bundle()
     secret, _ = cache_secret()

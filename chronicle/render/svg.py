@@ -82,7 +82,9 @@ def javascript_bundle() -> str:
     import vl_convert as vlc
 
     version = importlib.metadata.version("vl-convert-python")
-    path = draw.cache_dir() / f"vega-bundle-{version}-vl{_vl_version() or 'latest'}.js"
+    # Not `.js`: an older chronicle on the same machine takes any `vega-bundle-*.js` there
+    # that says vegaEmbed, and would serve this one, signature line and all, as a script.
+    path = draw.cache_dir() / f"vega-bundle-{version}-vl{_vl_version() or 'latest'}.signed"
     secret, _ = cache_secret()
     with contextlib.suppress(OSError, UnicodeDecodeError):
         if secret is not None and not path.is_symlink() and path.is_file():
