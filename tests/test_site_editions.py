@@ -246,7 +246,10 @@ def test_a_chinese_day_page_names_and_links_the_sealed_entry(built: tuple[Built,
         snap = sealers[day]
         sha = snap.sealed[day][f"days/{day}.md"]["sha256"]
         assert snap.id in html and sha in html
-        assert f'href="../../days/{day}.md"' in html and f'href="../../days/{day}.html"' in html
+        # The sealed sources at their addresses (absolute: no engine takes them for pages).
+        url = made.config.site.url
+        assert f'href="{url}days/{day}.md"' in html and f'href="../../days/{day}.html"' in html
+        assert f'href="{url}days/zh/{day}.md"' in html
         source = site / "days" / f"{day}.md"
         assert hashlib.sha256(source.read_bytes()).hexdigest() == sha
 

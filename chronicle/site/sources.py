@@ -15,7 +15,7 @@ from __future__ import annotations
 from datetime import date
 
 from chronicle.analysis.day_model import DaySummary
-from chronicle.render import link
+from chronicle.render import anchor
 from chronicle.render.day_edition import RECORD_ROOT
 from chronicle.render.i18n import DEFAULT, NAMES, Language
 from chronicle.site.citable import day_sections
@@ -68,13 +68,14 @@ def published_day_page(inputs: BuildInputs, figures: DaySummary, sealed: str,
     if edition is not None:
         sealer, rel = edition
         meta = sealer.sealed_files().get(rel, {})
-        # Its source is published by the record, at the root: a link outside this edition.
+        # Its source is published by the record, at the root: a link outside this edition,
+        # absolute as the English source's (render/cite.py Entry.source_url).
         markdown = markdown.rstrip("\n") + "\n\n" + lang.gettext(
             "This page, in {language}: sealed by snapshot `{snapshot}`, sha256 `{sha256}` of "
             "{source}.").format(
             language=NAMES.get(lang.code, lang.code), snapshot=sealer.id,
             sha256=meta.get("sha256", ""),
-            source=link(lang.gettext("its Markdown source"), RECORD_ROOT + rel, raw=True)) \
+            source=anchor(lang.gettext("its Markdown source"), inputs.config.site.url + rel)) \
             + "\n"
     if later is None:
         return markdown
