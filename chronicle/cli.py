@@ -1,6 +1,7 @@
 """The command line: the only place that prints or exits.
 
-Every ChronicleError becomes one clear message and its exit code (README, "Exit codes").
+Every ChronicleError becomes one clear message and its exit code (documentation/pages/
+commands.md, "Exit codes").
 """
 
 from __future__ import annotations
@@ -243,18 +244,20 @@ def _site_dir_option(help_text: str) -> Callable[[F], F]:
               help="Build with this engine instead of the one site.engine names.")
 @_clean_errors
 def build(root: Path, site_dir: Path | None, engine: str | None) -> None:
-    """Build the site with mkdocs --strict (no network)."""
+    """Build the site with the engine site.engine names (mkdocs or Zensical), strictly (no
+    network)."""
     from chronicle.executor import Executor
     from chronicle.site.build import build_site, engine_notes
 
     config = load_config(root)
-    if engine is not None:  # the same pages either way (README "Engines")
+    if engine is not None:  # the same pages either way (documentation/pages/engines.md)
         config = replace(config, site=replace(config.site, engine=engine))
     started = time.perf_counter()
     cached: dict[str, int] = {}
     with Executor() as executor:
         out = build_site(config, site_dir, cached=cached, executor=executor, say=_say)
-    # A nightly's log shows whether .cache/chronicle was restored (README "Languages").
+    # A nightly's log shows whether .cache/chronicle was restored
+    # (documentation/pages/nightly.md).
     click.echo(f"built {out} with {config.site.engine} in {time.perf_counter() - started:.1f} s"
                f"{_cache_use(cached)}")
     for note in engine_notes(config):

@@ -154,8 +154,7 @@ def start_statics(charts: Mapping[str, dict[str, Any]], png: Collection[str] = (
     that many of its render workers while the caller goes on; the output is the same
     bytes as a serial render in this process, which is what happens without them (a
     snapshot seals its days' charts so: two workers drawing them while the day's figures
-    were computed saved 7% of the demo, under the 10% a process must earn; README
-    "How it works").
+    were computed fell under the 10% a process must earn; documentation/pages/benchmarks.md).
     """
     names = list(charts)
     pool = (executor.render_pool(workers) if executor is not None and workers and names

@@ -179,8 +179,8 @@ def engine_notes(config: RunConfig) -> list[str]:
     if "chronicle" in names and "gen-files" not in names:
         return [f"{config.root / 'mkdocs.yml'}: no `gen-files` plugin, so the chronicle "
                 "plugin wrote the generated pages itself; add `- gen-files: {scripts: "
-                "[gen_pages.py]}` after `- chronicle` and a gen_pages.py beside it (README "
-                "\"Engines\")"]
+                "[gen_pages.py]}` after `- chronicle` and a gen_pages.py beside it (the docs' "
+                "\"Engines\" page)"]
     return []
 
 

@@ -1,8 +1,7 @@
 """The build's own work of earlier builds, kept outside the published tree (site stage).
 
 Much of what a build makes is a pure function of bytes that did not change since the
-last build: a chart's SVG of its spec, a thread's page of its stored states, the
-watchers' verdicts of every stored row, a translated day page of its sealed files. Each
+last build: a chart's SVG of its spec, a thread's page of its stored states. Each
 kind is kept in its own folder of `<chronicle>/.cache/chronicle/`, every entry named by
 the sha256 of all the bytes it is made of (`entry_key`, never an mtime), so a repeated
 build, or a nightly where most inputs are the same, reads them instead of making them.

@@ -4,10 +4,11 @@ English is the record: it is built first, at the site's root, from the sealed pa
 other language (`site.languages` in chronicle.yml) is a second mkdocs build of the same
 mkdocs.yml into `<lang>/`, driven by the same plugin, with the language passed to every
 renderer: its generated pages and charts are rendered in that language from the same
-store, and its day pages from the sealed day JSON and the data as of each day's figures,
-by the same templates, sentence builders and chart builders as the sealed pages. Nothing
-is translated from English output. The published data (`data/`, `api/`, the sealed day
-files, the vega bundle) exists once, at the root; a translated page links it there.
+store; its day pages are the pages sealed in that language with their day
+(docs/days/<lang>/, snapshot/seal.py), published as sealed with the build's sections
+after them, as English's are. Nothing is translated from English output. The published
+data (`data/`, `api/`, the sealed day files, the vega bundle) exists once, at the root; a
+translated page links it there.
 
 Material's maintainers advise one build per language for sites with plugins like these
 (mkdocs-static-i18n does not combine with every plugin); one build per language also

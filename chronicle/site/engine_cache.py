@@ -15,7 +15,7 @@ kept as that entry. The nightly workflow restores `.cache/chronicle`, so a night
 is warm. The entry's key names the edition, Zensical's version, chronicle's code and
 config, and the project's folder (Zensical's cache is warm only where it was made): a
 change to any of them starts Zensical cold. It is the executor's `engine-cache` speed-up
-(README "How it works"); without it the folder is emptied and nothing is kept.
+(documentation/pages/how-it-works.md); without it the folder is emptied and nothing is kept.
 """
 
 from __future__ import annotations

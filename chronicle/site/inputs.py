@@ -3,8 +3,7 @@
 Every generated page and every page hook of a build works from one `BuildInputs`: the
 sealed days' JSON, the stitched series, failures, runs, threads and the snapshot chain.
 The store is read here and nowhere else in the build. The watchers' verdicts of every
-day, a pure function of those, are kept in `.cache/chronicle/verdicts/` under the sha256
-of every byte they are computed from (site/build_cache.py).
+day are computed from those here, once a build (no cache: they cost less than reading one).
 """
 
 from __future__ import annotations
@@ -155,7 +154,7 @@ class BuildInputs:
 
     def figures_snapshot(self, day: date) -> SnapshotInfo | None:
         """Return the snapshot a timely seal of `day` computed its figures as of: the first
-        one taken after the day ended (README "When a day is sealed")."""
+        one taken after the day ended (documentation/pages/store.md, "When a day is sealed")."""
         end = day_bounds(day)[1]
         return next((s for s in self.snapshots if s.taken_at.timestamp() >= end), None)
 

@@ -212,12 +212,13 @@ class ChroniclePlugin(BasePlugin):
     @event_priority(-50)  # after mkdocs-gen-files
     def _write_unless_written(self, files: Files, *, config: MkDocsConfig) -> Files:
         """Write the sources with an editor of the plugin's own when no gen_pages.py did
-        (a mkdocs.yml from before mkdocs-gen-files: README "Engines"); draw the charts."""
+        (a mkdocs.yml from before mkdocs-gen-files: documentation/pages/engines.md); draw
+        the charts."""
         if not self._written:
             if self.code == DEFAULT:
                 log.info("mkdocs.yml runs no gen_pages.py under the gen-files plugin: the "
-                         "chronicle plugin writes the generated pages itself (README "
-                         "\"Engines\" says how to move to mkdocs-gen-files)")
+                         "chronicle plugin writes the generated pages itself (the docs' "
+                         "\"Engines\" page says how to move to mkdocs-gen-files)")
             folder = tempfile.mkdtemp(prefix="chronicle-pages-")
             self._scope.callback(shutil.rmtree, folder, ignore_errors=True)
             with FilesEditor(files, config, folder) as editor:

@@ -81,7 +81,7 @@ class EditionBuild:
         if self._version is None:
             raise ChronicleError(
                 "chronicle.yml: site.engine is zensical, but Zensical is not installed; "
-                "`pip install zensical==0.0.73` (README \"Engines\"), or set site.engine: "
+                "`pip install zensical==0.0.73` (the docs' \"Engines\" page), or set site.engine: "
                 "mkdocs")
         code = self.lang.code
         if self.say is not None:

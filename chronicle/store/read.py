@@ -1,9 +1,10 @@
 """Reading the append-only store under a chronicle's docs/ folder (store stage).
 
-Layout (contract, see README "Store layout"):
+Layout (contract, see documentation/pages/store.md):
     docs/data/<YYYY-MM-DD>T<HHMMSS>Z/{metrics.parquet,runs.json,threads.json,pulls.json,
                                        failures.json,MANIFEST.json}
     docs/days/<date>.md, <date>.json, <date>/*.vl.json|*.svg   (sealed day pages)
+    docs/days/<lang>/<date>.md, <date>/*                       (their other editions)
     docs/mementos/<YYYY-MM-DD>T<HHMMSS>Z.json   (Wayback mementos, listed by the next
                                                  manifest: store/mementos.py)
 
@@ -17,7 +18,7 @@ predecessor's sha256), and every file it reads (a snapshot's data file, a sealed
 JSON) is hashed and compared with the sha256 and size its manifest recorded, once, from the
 same bytes it then parses. A mismatch is a StoreError naming the file and the fix; nothing
 is ever read from `.cache/`. What a snapshot seals is therefore computed from verified store
-data only (README "Caches").
+data only (documentation/pages/store.md, "Caches").
 """
 
 from __future__ import annotations
