@@ -37,7 +37,7 @@ $(DEV): $(STAMP)
 demo: install fonts
 	$(VENV)/bin/chronicle demo --days $(DAYS) --out demo
 
-## Chinese charts are drawn with Noto Sans CJK (chronicle/draw.py): without a Han font a
+## Chinese charts are drawn with Noto Sans CJK (chronicle/workers/draw.py): without a Han font a
 ## Chinese site stops before drawing a chart of empty boxes.
 fonts:
 	@if ! ls /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc >/dev/null 2>&1; then \

@@ -10,12 +10,10 @@ be at least 1.10. Rows, each command in its own process, alternating on and off:
 - engine-cache (Zensical's own cache kept signed in .cache/chronicle,
   site/engine_cache.py): the Zensical nightly (the same snapshot, then the build of both
   editions with Zensical, in the folder its cache was made in);
-- markdown-cache and search-cache (mkdocs's per-page Markdown conversion and Material's
-  search entries kept signed, site/page_cache.py): the mkdocs nightly of both editions
-  (the same snapshot, then the build, in the folder its caches were made in);
-- scan-cache (Zensical's reference scan of each page kept signed,
-  chronicle/zensical_child.py): the Zensical nightly, as engine-cache.
-Four more were measured here and dropped (bench/RESULTS.md), each off/on on a
+Three more went with the sealed editions (issue #42), which took the engines' private
+names they reached into (mkdocs's per-page Markdown conversion and Material's search
+entries kept signed; Zensical's reference scan answered from a signed entry). Four more
+were measured here and dropped (bench/RESULTS.md), each off/on on a
 quiet 2-core machine: the static files copied by a second process while mkdocs converts
 Markdown (1.01-1.02 on the English-only warm build), a sealed day's charts drawn by two
 workers while its figures are computed (1.07-1.08 on the 100-day demo), those workers
@@ -189,9 +187,6 @@ def main(argv: list[str]) -> None:
         rows: dict[str, tuple[str, Callable[[str], float]]] = {
             "beside": ("two editions, warm build", build(demo)),
             "engine-cache": ("Zensical nightly, both editions", nightly("znight")),
-            "markdown-cache": ("mkdocs nightly, both editions", nightly("mnight")),
-            "search-cache": ("mkdocs nightly, both editions", nightly("mnight")),
-            "scan-cache": ("Zensical nightly, both editions", nightly("znight")),
         }
         for speedup in wanted:
             label, timed = rows[speedup]

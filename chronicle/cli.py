@@ -1,6 +1,7 @@
 """The command line: the only place that prints or exits.
 
-Every ChronicleError becomes one clear message and its exit code (README, "Exit codes").
+Every ChronicleError becomes one clear message and its exit code (documentation/pages/
+commands.md, "Exit codes").
 """
 
 from __future__ import annotations
@@ -182,6 +183,11 @@ def snapshot(root: Path, as_of: str | None) -> None:
         f"snapshot {result.snapshot}: {result.rows} new rows, {result.threads} threads, "
         f"{result.failures} failure records; sealed: {sealed}"
     )
+    if result.editions:
+        days = result.editions
+        shown = days[0] if len(days) == 1 else f"{days[0]} to {days[-1]}"
+        click.echo(f"sealed the pages of {len(days)} earlier day(s) in the site's other "
+                   f"languages ({shown}): they had none")
     for status in result.statuses:
         if not status.ok:
             click.secho(
@@ -238,18 +244,20 @@ def _site_dir_option(help_text: str) -> Callable[[F], F]:
               help="Build with this engine instead of the one site.engine names.")
 @_clean_errors
 def build(root: Path, site_dir: Path | None, engine: str | None) -> None:
-    """Build the site with mkdocs --strict (no network)."""
+    """Build the site with the engine site.engine names (mkdocs or Zensical), strictly (no
+    network)."""
     from chronicle.executor import Executor
     from chronicle.site.build import build_site, engine_notes
 
     config = load_config(root)
-    if engine is not None:  # the same pages either way (README "Engines")
+    if engine is not None:  # the same pages either way (documentation/pages/engines.md)
         config = replace(config, site=replace(config.site, engine=engine))
     started = time.perf_counter()
     cached: dict[str, int] = {}
     with Executor() as executor:
         out = build_site(config, site_dir, cached=cached, executor=executor, say=_say)
-    # A nightly's log shows whether .cache/chronicle was restored (README "Languages").
+    # A nightly's log shows whether .cache/chronicle was restored
+    # (documentation/pages/nightly.md).
     click.echo(f"built {out} with {config.site.engine} in {time.perf_counter() - started:.1f} s"
                f"{_cache_use(cached)}")
     for note in engine_notes(config):
@@ -292,13 +300,7 @@ def _cache_use(cached: dict[str, int]) -> str:
             f"{cached[f'{kind} made']} {verb}"
             for kind, label, verb in (("svgs", "chart SVGs", "drawn"),
                                       ("threads", "thread pages", "rendered"),
-                                      ("verdicts", "verdicts", "computed"),
-                                      ("editions", "translated day pages", "rendered"),
-                                      ("day_charts", "their charts", "drawn"),
-                                      ("zensical", "Zensical caches", "started cold"),
-                                      ("scans", "Zensical link scans", "started empty"),
-                                      ("pages", "Markdown conversions", "made"),
-                                      ("search", "search entries", "made"))
+                                      ("zensical", "Zensical caches", "started cold"))
             if cached.get(f"{kind} reused", 0) + cached.get(f"{kind} made", 0)]
     return f" ({'; '.join(said)})" if said else ""
 
@@ -492,7 +494,7 @@ def serve(root: Path, port: int) -> None:
     config = load_config(root)
     with Executor() as executor:
         site = build_site(config, executor=executor, say=_say)
-    import http.server  # only `serve` needs it (~15 ms of every other command's start)
+    import http.server  # only `serve` needs it (kept out of every other command's start)
 
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
     with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
@@ -530,8 +532,9 @@ def entry() -> None:
     """The `chronicle` command (and `python -m chronicle.cli`): `main`, then a quick exit.
 
     Exiting, the interpreter runs one last full garbage collection over every object still
-    alive: after a build (a store read, ~2,000 mkdocs pages) that pass took ~0.5 s of a
-    9 s build, to free memory the process returns to the OS anyway. Freezing the heap
+    alive: after a build (a store read, thousands of mkdocs pages) that pass is a
+    noticeable part of the build, to free memory the process returns to the OS anyway
+    (`make bench` measures the build). Freezing the heap
     first skips it. Atexit handlers and open files are unaffected (everything chronicle
     writes is closed before a command returns); only a command-line process does this,
     never a caller of `main` (tests call it in-process).

@@ -19,6 +19,7 @@ from chronicle.config import load_config
 from chronicle.errors import BuildProcessError, ChronicleError
 from chronicle.executor import ChildGone, Executor
 from chronicle.init import InitOptions, init_chronicle
+from chronicle.render.svg import require_han_font
 from chronicle.store import Store
 
 DEMO_START = date(2026, 8, 20)
@@ -77,6 +78,7 @@ def run_demo(
     if not (out / "chronicle.yml").exists():
         init_chronicle(out, demo_options(days))
     config = load_config(out)
+    require_han_font(config.site.languages, "the demo")
     if config.source != "simulated":
         raise ChronicleError(
             f"{out / 'chronicle.yml'}: source is {config.source!r}; the demo "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import errno
 
-# Exit codes (contract, documented in the README).
+# Exit codes (contract, documented in documentation/pages/commands.md, "Exit codes").
 EXIT_OK = 0
 EXIT_FAILURE = 1  # verify found a problem, or an unexpected internal error
 EXIT_USAGE = 2  # bad config, bad arguments, missing folder (click uses 2 for usage errors too)
@@ -64,7 +64,8 @@ class BuildProcessError(ChronicleError):
     exit_code = EXIT_FAILURE
 
 
-# What a write that the disk refused means, and what to do (README "Exit codes": 2).
+# What a write that the disk refused means, and what to do (documentation/pages/commands.md,
+# "Exit codes": 2).
 _DISK = {
     errno.ENOSPC: ("the disk is full", "free space on it"),
     errno.EDQUOT: ("the disk quota is used up", "free space or raise the quota"),

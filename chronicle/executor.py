@@ -23,7 +23,7 @@ that lived on, with the workers, after a SIGKILLed snapshot (~215 MB), and a wor
 blocked on its call queue never saw the parent go (it holds the queue's write end too).
 
 Nothing here imports the rest of chronicle: a render worker starts by importing this
-module only, and the function it is sent (chronicle/draw.py) then.
+module only, and the function it is sent (chronicle/workers/draw.py) then.
 """
 
 from __future__ import annotations
@@ -51,9 +51,9 @@ from pathlib import Path
 from typing import Any
 
 # The speed-ups a command may run beside its own work. Each stays only where `make bench`
-# shows it is worth at least 10% on its row (README "Benchmarks"): the bench turns each
-# off with `Executor(without=...)` and times the row again.
-SPEEDUPS = ("beside", "engine-cache", "markdown-cache", "search-cache", "scan-cache")
+# shows it is worth at least 10% on its row (documentation/pages/benchmarks.md): the bench
+# turns each off with `Executor(without=...)` and times the row again.
+SPEEDUPS = ("beside", "engine-cache")
 # Those that run work in another process: on one core they would only take turns.
 PARALLEL = ("beside",)
 _PR_SET_PDEATHSIG = 1

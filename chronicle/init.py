@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from chronicle import nofollow
 from chronicle.config import DEFAULT_CONFIG_KEYS, load_config
 from chronicle.config.template import declared_line
 from chronicle.errors import ChronicleError
+from chronicle.files import nofollow
 from chronicle.site.zenodo import FILENAME as ZENODO_FILE
 from chronicle.site.zenodo import write_zenodo_json
 from chronicle.snapshot.preflight import (
@@ -37,7 +37,7 @@ EXAMPLE_FLAG = ("  example: true                # the run: values below are exam
                 "run's, then delete this line\n")
 
 CONFIG_TEMPLATE = """\
-# chronicle.yml: the one config file of this chronicle (see the chronicle README).
+# chronicle.yml: the one config file of this chronicle (the chronicle docs: "Configuration").
 # Every problem in it is reported at once by `chronicle build` / `chronicle snapshot`.
 # Secrets never go here: WANDB_API_KEY and GITHUB_TOKEN come from the environment.
 
@@ -95,12 +95,13 @@ site:
 SIMULATED_CONFIG_KEYS = ("config_keys: {train_steps: trainer.num_train_steps, "
                          "batch_size: trainer.train_batch_size}")
 
-# The watchers (README "Configuration": prediction, risks, claims), as examples that fit
-# the simulated run: written as they are for `--source simulated` (and by the demo), so
-# its home page shows all three signals on the first build; commented out for a live run,
-# whose own must be written before launch. The prediction follows the simulated eval loss
-# (1.5 + 0.54 p^-0.25 at budget fraction p) with a slightly lower coefficient, 0.535, so the
-# residual is small, positive, and leaves the +-0.012 band when a spike hits an eval.
+# The watchers (documentation/pages/configuration.md: prediction, risks, claims), as
+# examples that fit the simulated run: written as they are for `--source simulated` (and
+# by the demo), so its home page shows all three signals on the first build; commented out
+# for a live run, whose own must be written before launch. The prediction follows the
+# simulated eval loss (1.5 + 0.54 p^-0.25 at budget fraction p) with a slightly lower
+# coefficient, 0.535, so the residual is small, positive, and leaves the +-0.012 band when
+# a spike hits an eval.
 SIMULATED_WATCH = """\
 prediction:
   metric: eval_loss
@@ -187,13 +188,13 @@ _WATCH_NOTE = {
 # The prediction, risks and claims below are EXAMPLES that fit the simulated run (its
 # prediction follows the simulated eval loss; its risks and claims are illustrative). For
 # a live run, write your own before it starts: the prediction's sha256 is sealed on day 1
-# and a later change is flagged. README "Configuration" lists every key.
+# and a later change is flagged. The chronicle docs' "Configuration" page lists every key.
 """,
     "live": """
 # The prediction, risks and claims below are EXAMPLES (they fit the simulated run of
 # `chronicle init --source simulated`): uncomment them and write your run's own before it
 # starts. The prediction's sha256 is sealed on day 1 and a later change is flagged.
-# README "Configuration" lists every key.
+# The chronicle docs' "Configuration" page lists every key.
 """,
 }
 _HEALTH_EXAMPLE = """\

@@ -1,4 +1,4 @@
-"""chronicle/atomic.py: a file is written whole or not at all."""
+"""chronicle/files/atomic.py: a file is written whole or not at all."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import BinaryIO
 
 import pytest
 
-from chronicle.atomic import write_atomic
+from chronicle.files.atomic import write_atomic
 
 
 def test_a_file_is_replaced_whole_with_the_mode_asked(tmp_path: Path) -> None:

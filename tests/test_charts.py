@@ -521,26 +521,37 @@ def bundle_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         yield cache
 
 
-def test_bundle_is_cached_on_disk_and_defines_vega_embed(
+def test_bundle_is_cached_on_disk_signed_and_defines_vega_embed(
     bundle_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from chronicle.cachekey import cache_secret, sign
+    from chronicle.render.svg import BUNDLE_KIND
+
     monkeypatch.setenv("XDG_CACHE_HOME", str(bundle_cache))
-    (cached,) = (bundle_cache / "chronicle").glob("vega-bundle-*.js")
+    (cached,) = (bundle_cache / "chronicle").glob("vega-bundle-*.signed")
     assert not list((bundle_cache / "chronicle").glob("*.tmp"))
     text = javascript_bundle()
-    assert text == cached.read_text(encoding="utf-8")
+    secret, _ = cache_secret()
+    assert secret is not None
+    mac, _, body = cached.read_bytes().partition(b"\n")
+    assert body.decode("utf-8") == text and mac.decode() == sign(secret, BUNDLE_KIND, body)
     assert "window.vegaEmbed" in text or "vegaEmbed" in text
     assert len(text) > 500_000
     # URLs in the bundle are names (namespaces, schema ids, an editor link), none is loaded.
     hosts = set(re.findall(r"https?://([^/\"'\s`)]+)", text))
     assert hosts <= {"www.w3.org", "vega.github.io", "github.com"}
-    # A second call reads the file rather than rebuilding: it returns what the file holds.
-    cached.write_text(text + "\n// marker: vegaEmbed from cache\n", encoding="utf-8")
+    # A second call reads the file rather than rebuilding: it returns what the file holds,
+    # under this user's signature.
+    marked = (text + "\n// marker: vegaEmbed from cache\n").encode()
+    cached.write_bytes(sign(secret, BUNDLE_KIND, marked).encode() + b"\n" + marked)
     assert javascript_bundle().endswith("// marker: vegaEmbed from cache\n")
-    # A damaged cache file (no vegaEmbed) is rebuilt instead of being served.
-    cached.write_text("truncated", encoding="utf-8")
-    assert javascript_bundle() == text
-    assert cached.read_text(encoding="utf-8") == text
+    # A copy changed under its signature (any script: it says vegaEmbed all the same), or
+    # one with no signature at all, is made again instead of being served on every page.
+    forged = (text + "\nalert('forged vegaEmbed')\n").encode()
+    for planted in (mac + b"\n" + forged, forged, b"truncated"):
+        cached.write_bytes(planted)
+        assert javascript_bundle() == text
+        assert cached.read_bytes() == mac + b"\n" + body
 
 
 @pytest.mark.browser

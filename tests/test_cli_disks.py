@@ -1,7 +1,8 @@
 """A disk that refuses a write (full, read-only, a file-size limit) ends a command in one
-message naming the path, exit 2, with nothing half-written in the store (README "Exit
-codes"). The disks are real (tests/support/disks.py): a small tmpfs filled up, a
-read-only remount, RLIMIT_FSIZE; the kernel refuses, nothing is faked."""
+message naming the path, exit 2, with nothing half-written in the store
+(documentation/pages/commands.md, "Exit codes"). The disks are real (tests/support/disks.py):
+a small tmpfs filled up, a read-only remount, RLIMIT_FSIZE; the kernel refuses, nothing is
+faked."""
 
 from __future__ import annotations
 
@@ -45,8 +46,9 @@ def test_a_build_on_a_full_disk_is_one_message_naming_the_file(
     assert run.returncode == EXIT_USAGE, run.output
     assert "Traceback" not in run.output, run.output
     [line] = [x for x in run.output.splitlines() if x.startswith("error: ")]
-    # The build writes into a staging folder beside the site (README "chronicle build"):
-    # the file named is there, and neither it nor a half-built site is left behind.
+    # The build writes into a staging folder beside the site (documentation/pages/
+    # commands.md, "chronicle build"): the file named is there, and neither it nor a
+    # half-built site is left behind.
     assert "/c/.site.building-" in line and (
         ": the disk is full; the store and the published site are as they were" in line
         or "No space left" in line), line

@@ -1,8 +1,9 @@
-"""chronicle/draw.py: what a render worker process runs, and what it imports."""
+"""chronicle/workers/draw.py: what a render worker process runs, and what it imports."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -11,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from chronicle import draw
 from chronicle.render.svg import _vl_version, render_png, render_svg, static_spec
+from chronicle.workers import draw
 
 SPEC = {"mark": "line", "data": {"values": [{"x": 0, "y": 1}, {"x": 1, "y": 3}]},
         "encoding": {"x": {"field": "x", "type": "quantitative"},
@@ -20,15 +21,15 @@ SPEC = {"mark": "line", "data": {"values": [{"x": 0, "y": 1}, {"x": 1, "y": 3}]}
 
 
 def test_a_worker_imports_none_of_chronicles_renderers() -> None:
-    # A worker unpickles draw.svg_and_png: that imports chronicle.draw and nothing of
+    # A worker unpickles draw.svg_and_png: that imports chronicle.workers.draw and nothing of
     # chronicle.render (Jinja2, NumPy, the config model: ~0.25 s of each worker's start).
-    code = ("import pickle, sys; from chronicle import draw;"
+    code = ("import pickle, sys; from chronicle.workers import draw;"
             "pickle.loads(pickle.dumps(draw.svg_and_png));"
             "print(' '.join(sorted(sys.modules)))")
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True).stdout.split()
     ours = [m for m in loaded if m == "chronicle" or m.startswith("chronicle.")]
-    assert ours == ["chronicle", "chronicle.draw"]
+    assert ours == ["chronicle", "chronicle.workers", "chronicle.workers.draw"]
     assert not {"jinja2", "numpy", "pyarrow", "yaml"} & set(loaded)
 
 
@@ -54,15 +55,17 @@ def _fonts(root: Path, *names: str) -> None:
         (root / name).write_bytes(b"\0font")
 
 
-def test_font_config_lists_every_font_but_the_liberation_sans_vl_convert_ships(
+def test_font_config_lists_the_han_fonts_alone(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # One known set: vl-convert's own Liberation Sans, then the machine's Noto CJK faces
+    # (fonts-noto-cjk), and nothing else the machine has, so a chart is the same bytes on
+    # any machine with that package.
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     system = tmp_path / "share" / "fonts"
     _fonts(system / "truetype" / "liberation", "LiberationSans-Regular.ttf",
-           "LiberationSans-Bold.ttf", "LiberationMono-Regular.ttf",
-           "LiberationSans-BoldItalic.otf")  # not a file vl-convert ships: kept
+           "LiberationSans-Bold.ttf", "LiberationMono-Regular.ttf")
     _fonts(system / "opentype" / "noto", "NotoSansCJK-Bold.ttc", "NotoSansCJK-Regular.ttc",
-           "README")
+           "NotoSerifCJK-Regular.ttc", "README")
     conf = draw.font_config([system, tmp_path / "absent"])
     assert conf is not None and conf.parent.parent == tmp_path / "cache" / "chronicle" / "fonts"
     text = conf.read_text(encoding="utf-8")
@@ -70,11 +73,14 @@ def test_font_config_lists_every_font_but_the_liberation_sans_vl_convert_ships(
     linked = [p.resolve().name for d in listed for p in d.iterdir()]
     # Regular sans faces first: a glyph Liberation Sans lacks comes from the first font
     # that has it (a CJK label is drawn in Noto Sans CJK Regular, not its bold cut).
-    assert linked == ["NotoSansCJK-Regular.ttc", "LiberationMono-Regular.ttf",
-                      "NotoSansCJK-Bold.ttc", "LiberationSans-BoldItalic.otf"]
-    # Kept under the list's sha256: the same fonts reuse it, a new font makes another.
+    assert linked == ["NotoSansCJK-Regular.ttc", "NotoSerifCJK-Regular.ttc",
+                      "NotoSansCJK-Bold.ttc"]
+    # Kept under the list's sha256: another font of the machine changes nothing, a new
+    # Han face makes another list.
     assert draw.font_config([system]) == conf
     _fonts(system / "truetype" / "dejavu", "DejaVuSans.ttf")
+    assert draw.font_config([system]) == conf
+    _fonts(system / "opentype" / "noto", "NotoSansCJK-Light.ttc")
     assert draw.font_config([system]) not in (None, conf)
 
 
@@ -89,33 +95,44 @@ def test_a_font_list_planted_in_the_cache_is_made_again(
     conf = draw.font_config([system])
     assert conf is not None
     good = conf.read_text(encoding="utf-8")
-    link = next(p for p in conf.parent.rglob("*.ttf"))
+    link = next(p for p in conf.parent.rglob("*.ttc"))
     link.unlink()
     link.symlink_to(tmp_path / "evil" / "Evil.ttf")
     assert draw.font_config([system]) == conf
-    assert link.resolve() == (system / "DejaVuSans.ttf").resolve()
+    assert link.resolve() == (system / "NotoSansCJK-Regular.ttc").resolve()
     conf.write_text(good.replace("</fontconfig>", f"  <dir>{tmp_path / 'evil'}</dir>\n"
                                                   "</fontconfig>"), encoding="utf-8")
     assert draw.font_config([system]) == conf
     assert conf.read_text(encoding="utf-8") == good
 
 
-def test_font_config_is_none_when_nothing_shadows_vl_converts_font_or_it_cannot_write(
+def test_without_a_han_font_the_list_is_empty_and_none_when_it_cannot_write(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     _fonts(tmp_path / "plain", "DejaVuSans.ttf")
-    assert draw.font_config([tmp_path / "plain"]) is None
-    _fonts(tmp_path / "lib", "LiberationSans-Regular.ttf", "DejaVuSans.ttf")
+    assert draw.han_fonts([tmp_path / "plain"]) == []
+    conf = draw.font_config([tmp_path / "plain"])  # vl-convert's own font alone
+    assert conf is not None and "<dir>" not in conf.read_text(encoding="utf-8")
     (tmp_path / "file").write_text("not a folder")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "file"))
-    assert draw.font_config([tmp_path / "lib"]) is None  # vl-convert reads the system's
+    assert draw.font_config([tmp_path / "plain"]) is None  # vl-convert reads the system's
+
+
+def test_chronicle_font_dirs_stands_in_for_the_machines_folders(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fonts(tmp_path / "mine", "NotoSansCJK-Regular.ttc")
+    monkeypatch.setenv(draw.FONT_DIRS, f"{tmp_path / 'mine'}{os.pathsep}{tmp_path / 'none'}")
+    assert draw.font_roots() == [tmp_path / "mine", tmp_path / "none"]
+    assert [p.name for p in draw.han_fonts()] == ["NotoSansCJK-Regular.ttc"]
+    monkeypatch.setenv(draw.FONT_DIRS, "")
+    assert draw.font_roots() == [] and draw.han_fonts() == []
 
 
 @pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace to see file opens")
 def test_labels_are_measured_without_reopening_a_font_file_per_glyph(tmp_path: Path) -> None:
     # With the machine's Liberation Sans shown to vl-convert, each glyph of each label
     # opened and mapped it again (~1,500 times a chart); drawing must open it never.
-    code = ("from chronicle import draw;"
+    code = ("from chronicle.workers import draw;"
             f"spec = {SPEC!r};"
             "spec['encoding']['x']['title'] = 'tokens processed, a long axis title';"
             "draw.svg(spec, None)")

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from chronicle import draw
 from chronicle.config import load_config
 from chronicle.executor import PARALLEL, SPEEDUPS, ChildGone, Executor, environment
 from chronicle.snapshot.take import take_snapshot
 from chronicle.store import Store
+from chronicle.workers import draw
 from tests.support.commands import cli, cli_process, night
 from tests.support.config import scaffold_simulated
 from tests.support.killpoint import KILLED_EXIT, SNAPSHOT_POINTS

@@ -246,7 +246,10 @@ def test_a_chinese_day_page_names_and_links_the_sealed_entry(built: tuple[Built,
         snap = sealers[day]
         sha = snap.sealed[day][f"days/{day}.md"]["sha256"]
         assert snap.id in html and sha in html
-        assert f'href="../../days/{day}.md"' in html and f'href="../../days/{day}.html"' in html
+        # The sealed sources at their addresses (absolute: no engine takes them for pages).
+        url = made.config.site.url
+        assert f'href="{url}days/{day}.md"' in html and f'href="../../days/{day}.html"' in html
+        assert f'href="{url}days/zh/{day}.md"' in html
         source = site / "days" / f"{day}.md"
         assert hashlib.sha256(source.read_bytes()).hexdigest() == sha
 
@@ -366,7 +369,10 @@ def test_a_translation_edit_changes_no_sealed_file(built: tuple[Built, Path],
     assert after == before
     assert verify_store(Store(docs)) == []
     page = (again / "zh" / "days" / f"{DATES[1]}.html").read_text(encoding="utf-8")
-    assert "引用本条（译文已修订）" in page and "要点数字（新译）" in page
+    # The day's Chinese page is sealed: its text keeps the words it was sealed with; what
+    # the build adds under it (the citation) speaks the new ones.
+    assert "要点数字（新译）" not in page and "关键数字" in page
+    assert "引用本条（译文已修订）" in page
     assert "引用本条（译文已修订）" not in (site / "zh" / "days" / f"{DATES[1]}.html").read_text(
         encoding="utf-8")
     # The English edition and every sealed file it serves are the same bytes.

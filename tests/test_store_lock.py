@@ -82,7 +82,7 @@ def test_bad_input_is_refused_before_the_store_is_locked(root: Path) -> None:
     assert not (root / ".chronicle.lock").exists()
 
 
-# ---- the lock is opened as a file (chronicle/nofollow.py) --------------------------------
+# ---- the lock is opened as a file (chronicle/files/nofollow.py) --------------------------------
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
-"""The shape of a day summary (the day JSON contract, README "Day JSON"), typed (analysis
-stage, pure).
+"""The shape of a day summary (the day JSON contract, documentation/pages/day-json.md),
+typed (analysis stage, pure).
 
 One declaration per figure: its type and, for every number on a day page, how it is
 obtained (`Annotated[..., Figure]`): OBSERVED as logged or DERIVED by a versioned method,

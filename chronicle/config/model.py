@@ -1,8 +1,8 @@
 """Config stage: the sections of chronicle.yml, each key declared once on its dataclass.
 
 A field's `option(...)` is the key's only declaration: its check, default and doc. The
-README's configuration table documents the same keys (tests/test_docs.py walks these
-declarations to keep it complete).
+documentation's configuration reference (documentation/pages/configuration.md) is written
+from these declarations (tests/test_docs.py keeps it complete).
 """
 
 from __future__ import annotations
@@ -274,13 +274,14 @@ class SiteSection:
                                     doc="the site title of each translated edition")
     author: str = option(text(), default="chronicle", doc="author shown in citations")
     license: str = option(text(), default="CC-BY-4.0", doc="licence of the chronicle")
-    # Zenodo mints it once the repository is linked (README "Citing"): unknown until then.
+    # Zenodo mints it once the repository is linked (documentation/pages/citing.md):
+    # unknown until then.
     doi: str | None = option(doi_name, default=None,
                              doc="the chronicle's concept DOI on Zenodo (10.5281/zenodo.N)")
     languages: tuple[str, ...] = option(_languages, default=("en",),
                                         doc="the site's languages: en, then translations")
     # Material for MkDocs reaches its end of life on 2027-05-05; Zensical is its successor
-    # (README "Engines"). Both build the same sources (site/sources.py).
+    # (documentation/pages/engines.md). Both build the same sources (site/sources.py).
     engine: str = option(choice(ENGINES), default="mkdocs",
                          doc="what builds the site: mkdocs (mkdocs-material) or zensical")
 

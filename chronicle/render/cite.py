@@ -61,6 +61,13 @@ class Entry:
     # An archived copy of the page: the memento's URL and when it was captured.
     memento: tuple[str, datetime] | None = None
 
+    @property
+    def source_url(self) -> str:
+        """The sealed Markdown source's address, beside the page's permalink. Absolute: a
+        relative `.md` link is a page link to both engines (Zensical rewrites one even in
+        raw HTML, to the page itself), and the point is the source, served byte for byte."""
+        return self.permalink.removesuffix(".html") + ".md"
+
 
 def entry_key(e: Entry) -> str:
     """Return the BibTeX / CSL id of an entry: <run slug>-day<NNN>."""
@@ -147,7 +154,7 @@ def cite_markdown(e: Entry, files: Sequence[DataFile], cite_json: str, lang: Lan
     translation (`../../`): its links then lead to the record's own files.
     """
     _ = lang.gettext
-    source = f"{record}days/{e.date}.md" if record else f"{e.date}.md"
+    source = e.source_url
     cff = f'<a href="{record}CITATION.cff">CITATION.cff</a>' if record \
         else "[CITATION.cff](../CITATION.cff)"
     csl = f'<a href="{record}days/{cite_json}">CSL-JSON</a>' if record \
@@ -167,7 +174,7 @@ def cite_markdown(e: Entry, files: Sequence[DataFile], cite_json: str, lang: Lan
                 "against its snapshot manifest."), "",
               "| " + _("File") + " | " + _("Size") + " | sha256 |", "|---|--:|---|"]
     for f in files:
-        lines.append(f"| {_link(f.path, record)} | {_size(f.size)} | `{f.sha256}` |")
+        lines.append(f"| {_link(f.path, record, e)} | {_size(f.size)} | `{f.sha256}` |")
     return "\n".join(lines) + "\n"
 
 
@@ -187,7 +194,7 @@ def _identifiers(e: Entry, source: str, lang: Language) -> list[str]:
         _("Permalink:") + lang.sep + permalink,
         _("sha256 of the sealed page: `{sha256}` ({link}, byte for byte)").format(
             sha256=e.sha256,
-            link=f'<a href="{source}">' + _("the sealed Markdown source") + "</a>"),
+            link=anchor(_("the sealed Markdown source"), source)),
     ]
     if e.swhid:
         page = f"[`{e.swhid}`]({SWH_RESOLVER}{e.swhid})"
@@ -210,14 +217,12 @@ def _identifiers(e: Entry, source: str, lang: Language) -> list[str]:
     return lines
 
 
-def _link(path: str, record: str = "") -> str:
+def _link(path: str, record: str, e: Entry) -> str:
     """Return a link relative to days/<date>.md to a file of the store."""
+    if path == f"days/{e.date}.md":  # the sealed source, at its address (Entry.source_url)
+        return str(anchor(path, e.source_url))
     if record:  # a translated page: raw HTML, the record's files are outside its build
         return f'<a href="{record}{path}">{path}</a>'
-    if path.startswith("days/") and path.endswith(".md"):
-        # Raw HTML: mkdocs would rewrite a Markdown link to the rendered page, and the
-        # point is the sealed source, which the build serves byte for byte.
-        return f'<a href="{path[len("days/"):]}">{path}</a>'
     rel = path[len("days/"):] if path.startswith("days/") else "../" + path
     return f"[{path}]({rel})"
 

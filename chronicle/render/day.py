@@ -183,15 +183,16 @@ def provenance_rows(day: Mapping[str, Any], record: str = "",
 def render_day_markdown(day: DaySummary, charts: Mapping[str, Mapping[str, Any]],
                         config: RunConfig, lang: Language, pngs: Collection[str] = (),
                         record: str = "", note: str = "",
-                        mementos: Mapping[str, str] | None = None) -> str:
+                        mementos: Mapping[str, str] | None = None,
+                        extra_meta: Mapping[str, Any] | None = None) -> str:
     """Return the Markdown page of one day in `lang` (`pngs`: charts that also have a PNG):
-    the sealed page in English, a build-time edition in another language.
+    the sealed record in English, or its sealed edition in another language.
 
-    `record` leads from a translated page to the English record's root, where the
-    published data files are ("" for the sealed page itself); `note` goes under the
-    title (what a translated page renders). Every link out of the chronicle carries
-    Robust Links attributes (render/robust.py), with `data-versionurl` for a URL that
-    `mementos` (URL -> memento URL) names.
+    `record` leads from an edition's page to the English record's root, where the
+    published data files are ("" for the record itself); `note` goes under the title
+    (what an edition says of itself); `extra_meta` joins its front matter. Every link out
+    of the chronicle carries Robust Links attributes (render/robust.py), with
+    `data-versionurl` for a URL that `mementos` (URL -> memento URL) names.
     """
     date = day["date"]
     names = [n for n in CHART_ORDER if n in charts] + sorted(set(charts) - set(CHART_ORDER))
@@ -208,6 +209,7 @@ def render_day_markdown(day: DaySummary, charts: Mapping[str, Mapping[str, Any]]
         # The feeds' image: a PNG where there is one (many feed readers show no SVG).
         lead = "loss" if "loss" in charts else names[0]
         meta["image"] = f"days/{date}/{lead}.{'png' if lead in pngs else 'svg'}"
+    meta.update(extra_meta or {})
     prov_rows, prov_files = provenance_rows(day, record)
     version = link_version(day, mementos)
     body = render(
@@ -265,20 +267,29 @@ def render_day_files(day: DaySummary, charts: dict[str, dict[str, Any]],
     """Return a sealed day's files, keyed by path relative to docs/."""
     date = day["date"]
     pngs = pngs or {}
-    missing = set(charts) ^ set(svgs)
-    if missing or set(pngs) - set(charts):
-        raise ValueError(f"day {date}: charts, svgs and pngs must name the same charts, "
-                         f"differ in {sorted(missing | (set(pngs) - set(charts)))}")
     files: dict[str, bytes] = {
         f"days/{date}.md": render_day_markdown(day, charts, config, ENGLISH,
                                                set(pngs)).encode(),
         f"days/{date}.json": _json_bytes(day),
     }
+    files.update(chart_files(f"days/{date}", charts, svgs, pngs))
+    return files
+
+
+def chart_files(folder: str, charts: Mapping[str, Mapping[str, Any]],
+                svgs: Mapping[str, str], pngs: Mapping[str, bytes]) -> dict[str, bytes]:
+    """Return a sealed page's chart files in `folder` (relative to docs/): each chart's
+    Vega-Lite spec, its static SVG, and its PNG where it has one (the feeds' image)."""
+    missing = set(charts) ^ set(svgs)
+    if missing or set(pngs) - set(charts):
+        raise ValueError(f"{folder}: charts, svgs and pngs must name the same charts, "
+                         f"differ in {sorted(missing | (set(pngs) - set(charts)))}")
+    files: dict[str, bytes] = {}
     for name in sorted(charts):
-        files[f"days/{date}/{name}.vl.json"] = _json_bytes(charts[name], indent=None)
-        files[f"days/{date}/{name}.svg"] = svgs[name].encode()
+        files[f"{folder}/{name}.vl.json"] = _json_bytes(charts[name], indent=None)
+        files[f"{folder}/{name}.svg"] = svgs[name].encode()
         if name in pngs:
-            files[f"days/{date}/{name}.png"] = pngs[name]
+            files[f"{folder}/{name}.png"] = pngs[name]
     return files
 
 

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import datetime as dt
 import gettext as _gettext
+import hashlib
 import io
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -36,6 +38,7 @@ DEFAULT = LANGUAGES[0]
 _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LATIN = re.compile(r"[A-Za-z]")
 DOMAIN = "chronicle"
+LOCALE_FOLDER = "locale"  # a chronicle's own translations: <root>/locale/<lang>.po
 LOCALE_DIR = Path(__file__).resolve().parent.parent / "locale"
 # The name of each language in its own language (the language switch shows these).
 NAMES = {"en": "English", "zh": "中文"}
@@ -57,6 +60,10 @@ class Language:
     # (risk titles and reasons, claim statements, check reasons, phase names) -> the
     # translation it gives (config/words.py).
     words: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+    # What the words came from: the sha256 of the catalogs' bytes and of `words` (an
+    # edition sealed with one says so: `verify --recompute` compares its bytes only under
+    # the same words).
+    fingerprint: str = field(default="", compare=False)
 
     @property
     def zh(self) -> bool:
@@ -237,8 +244,28 @@ def language(code: str, overrides: Path | None = None,
         raise ValueError(f"language {code!r} is not one of {', '.join(LANGUAGES)}")
     if code == DEFAULT:
         return ENGLISH
-    return Language(code, load_catalog(code, overrides),
-                    config_words(config, code) if config is not None else {})
+    words = config_words(config, code) if config is not None else {}
+    return Language(code, load_catalog(code, overrides), words,
+                    _fingerprint(code, overrides, words))
+
+
+def editions(config: RunConfig) -> list[Language]:
+    """Return the languages of the site other than English, each with the chronicle's own
+    catalog (<root>/locale/<code>.po) and chronicle.yml's words: the editions a day is
+    sealed in beside its English record."""
+    return [language(code, config.root / LOCALE_FOLDER, config)
+            for code in config.site.languages if code != DEFAULT]
+
+
+def _fingerprint(code: str, overrides: Path | None, words: Mapping[str, str]) -> str:
+    """Return the sha256 of what a language's words come from: its packaged catalog, a
+    chronicle's own, and chronicle.yml's translations."""
+    digest = hashlib.sha256()
+    for path in (catalog_path(code), overrides / f"{code}.po" if overrides else None):
+        digest.update(path.read_bytes() if path is not None and path.is_file() else b"-")
+        digest.update(b"\0")
+    digest.update(json.dumps(dict(words), sort_keys=True, ensure_ascii=False).encode())
+    return digest.hexdigest()
 
 
 def config_words(config: RunConfig, code: str) -> dict[str, str]:

@@ -16,10 +16,12 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
-from chronicle import draw
-from chronicle.atomic import write_atomic
+from chronicle.cachekey import cache_secret, sign, signed
+from chronicle.errors import ChronicleError
 from chronicle.executor import ChildGone, Executor
+from chronicle.files.atomic import write_atomic
 from chronicle.render.vega import HOVER_LAYER, SVG_WIDTH, VEGA_LITE
+from chronicle.workers import draw
 
 
 @functools.cache
@@ -66,22 +68,39 @@ def render_png(svg: str) -> bytes:
     return draw.png(svg)
 
 
+BUNDLE_KIND = "vega-bundle"  # what a signature of the bundle is a signature of
+
+
 def javascript_bundle() -> str:
-    """Return the offline vega + vega-lite + vega-embed bundle (sets window.vegaEmbed)."""
+    """Return the offline vega + vega-lite + vega-embed bundle (sets window.vegaEmbed).
+
+    vl-convert makes it (a few seconds); it is kept in the per-user cache folder, signed
+    like every cache entry (chronicle/cachekey.py): the script every published page
+    loads is read back only under this user's key, never because of what it says, and
+    made again otherwise (a forged, damaged or foreign copy, or no key to check it with).
+    """
     import vl_convert as vlc
 
     version = importlib.metadata.version("vl-convert-python")
-    path = draw.cache_dir() / f"vega-bundle-{version}-vl{_vl_version() or 'latest'}.js"
-    if path.is_file():
-        text = path.read_text(encoding="utf-8")
-        if "vegaEmbed" in text:
-            return text
+    # Not `.js`: an older chronicle on the same machine takes any `vega-bundle-*.js` there
+    # that says vegaEmbed, and would serve this one, signature line and all, as a script.
+    path = draw.cache_dir() / f"vega-bundle-{version}-vl{_vl_version() or 'latest'}.signed"
+    secret, _ = cache_secret()
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        if secret is not None and not path.is_symlink() and path.is_file():
+            mac, _, body = path.read_bytes().partition(b"\n")
+            if signed(secret, BUNDLE_KIND, body, mac.decode("ascii", "replace")):
+                return body.decode("utf-8")
     # None selects the default snippet (window.vegaEmbed etc.); the stub marks it required.
     text = vlc.javascript_bundle(None, vl_version=_vl_version())  # type: ignore[arg-type]
     if "vegaEmbed" not in text:
         raise RuntimeError(f"vl-convert {version} returned a bundle without vegaEmbed")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, text.encode("utf-8"))  # a concurrent build never reads half of it
+    if secret is not None:
+        body = text.encode("utf-8")
+        with contextlib.suppress(OSError):  # not kept: made again next time
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # Whole or not at all: a concurrent build never reads half of it.
+            write_atomic(path, sign(secret, BUNDLE_KIND, body).encode() + b"\n" + body)
     return text
 
 
@@ -135,8 +154,7 @@ def start_statics(charts: Mapping[str, dict[str, Any]], png: Collection[str] = (
     that many of its render workers while the caller goes on; the output is the same
     bytes as a serial render in this process, which is what happens without them (a
     snapshot seals its days' charts so: two workers drawing them while the day's figures
-    were computed saved 7% of the demo, under the 10% a process must earn; README
-    "How it works").
+    were computed fell under the 10% a process must earn; documentation/pages/benchmarks.md).
     """
     names = list(charts)
     pool = (executor.render_pool(workers) if executor is not None and workers and names
@@ -154,3 +172,19 @@ def render_svgs(charts: dict[str, dict[str, Any]], executor: Executor | None = N
                 workers: int | None = None) -> dict[str, str]:
     """Return the static SVG of each chart, keyed like `charts`."""
     return render_statics(charts, executor=executor, workers=workers)[0]
+
+
+def require_han_font(languages: Collection[str], what: str) -> None:
+    """Stop (ChronicleError, exit 2) before `what` draws a Chinese chart on a machine with
+    no Han font: vl-convert would draw every Chinese character as an empty box, silently,
+    into files that may be sealed. `languages`: the site's (chronicle.yml site.languages)."""
+    if "zh" not in languages or draw.han_fonts():
+        return
+    where = ", ".join(str(p) for p in draw.font_roots()) or "none"
+    raise ChronicleError(
+        f"chronicle.yml: site.languages has zh, but this machine has no Chinese font (Noto "
+        f"Sans CJK, looked for in: {where}), so {what} would draw every Chinese character of "
+        f"its charts as an empty box. Install Debian's {draw.HAN_PACKAGE} (`sudo apt-get "
+        f"install {draw.HAN_PACKAGE}`: the Makefile and the nightly action do), or set "
+        f"{draw.FONT_DIRS} to a folder holding NotoSansCJK-Regular.ttc; or build English "
+        "only (site.languages: [en])")

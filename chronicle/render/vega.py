@@ -166,7 +166,7 @@ def ema(x: np.ndarray, y: np.ndarray, weight: float) -> np.ndarray:
 
 
 # Advance widths (em) by class, wider on average than Liberation Sans (the sans-serif a
-# static SVG is measured in, chronicle/draw.py: lowercase ~0.5-0.56 em there), so a name
+# static SVG is measured in, chronicle/workers/draw.py: lowercase ~0.5-0.56 em there), so a name
 # cut to fit ends a little short of its width rather than past it.
 _NARROW, _WIDE = set("fijlrt.,:;'|!()[] "), set("mwMW@%")
 
@@ -291,7 +291,7 @@ class Datasets:
     """A chart's data, by name: layers refer to a dataset by name (`alt.NamedData`) and
     the rows join the spec once, as its top-level `datasets`, after Altair has built it.
 
-    Altair copies and checks inline values row by row (~0.6 s for a 2,000-point chart);
+    Altair copies and checks inline values row by row (most of a large chart's cost);
     named data costs it nothing, and a dataset two layers share is written once.
     """
 
@@ -338,7 +338,7 @@ def layered(layers: Sequence[alt.Chart], title: str, description: str, lang: Lan
     """Return `layers` as one chart with a spec's top level (`top_level`).
 
     Given to the constructor at once: `.properties()` and each `.configure_*()` validate
-    and copy every layer again (~20 ms a time for a day chart's layers). The layers are
+    and copy every layer again (for every layer of a day chart). The layers are
     handed over (`_HandedOver`): the caller does not use them again.
     """
     return alt.LayerChart(layer=[_HandedOver(*layer._args, **layer._kwds) for layer in layers],

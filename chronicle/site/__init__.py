@@ -9,7 +9,7 @@ Chronicles scaffolded before the plugin existed keep building: their docs/hooks.
 `on_config`, `on_page_markdown`, `on_post_page` and `on_post_build` from here, and their
 docs/gen_pages.py calls `generate` (site/hooks.py). They are handed out when asked for,
 not imported with the package: a Zensical build (site/zensical.py) needs none of mkdocs,
-Material or jieba (~0.25 s of every build's start).
+Material or jieba (a noticeable part of every build's start).
 """
 
 from __future__ import annotations

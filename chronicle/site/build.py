@@ -25,6 +25,7 @@ from chronicle.config import RunConfig
 from chronicle.errors import ChronicleError
 from chronicle.executor import Executor, libc, preserved
 from chronicle.render.i18n import edition_dir
+from chronicle.render.svg import require_han_font
 from chronicle.site.build_cache import Caches
 from chronicle.site.core import PROPERDOCS, core_logging, describe_core, load_core
 from chronicle.site.edition_process import EditionProcess
@@ -97,6 +98,7 @@ def build_site(config: RunConfig, site_dir: Path | None = None,
     site_dir = output_folder(config.root, config.docs_dir, site_dir or config.root / "site",
                              "--site-dir")
     check_site_dir(site_dir)
+    require_han_font(config.site.languages, "the build")
     store = Store(config.docs_dir)
     caches = Caches.of(config.root)
     editions = Editions(caches=caches)
@@ -177,8 +179,8 @@ def engine_notes(config: RunConfig) -> list[str]:
     if "chronicle" in names and "gen-files" not in names:
         return [f"{config.root / 'mkdocs.yml'}: no `gen-files` plugin, so the chronicle "
                 "plugin wrote the generated pages itself; add `- gen-files: {scripts: "
-                "[gen_pages.py]}` after `- chronicle` and a gen_pages.py beside it (README "
-                "\"Engines\")"]
+                "[gen_pages.py]}` after `- chronicle` and a gen_pages.py beside it (the docs' "
+                "\"Engines\" page)"]
     return []
 
 

@@ -1,8 +1,7 @@
 """The build's own work of earlier builds, kept outside the published tree (site stage).
 
 Much of what a build makes is a pure function of bytes that did not change since the
-last build: a chart's SVG of its spec, a thread's page of its stored states, the
-watchers' verdicts of every stored row, a translated day page of its sealed files. Each
+last build: a chart's SVG of its spec, a thread's page of its stored states. Each
 kind is kept in its own folder of `<chronicle>/.cache/chronicle/`, every entry named by
 the sha256 of all the bytes it is made of (`entry_key`, never an mtime), so a repeated
 build, or a nightly where most inputs are the same, reads them instead of making them.
@@ -12,7 +11,7 @@ workflow, copied with the folder): an entry is used only if it is the product of
 key, which it proves with an HMAC of its key and content under a secret the chronicle's
 own runs hold and a planted cache does not (chronicle/cachekey.py). One that is forged,
 damaged, unreadable or foreign is a miss, made again from the store. Folders and entries
-are opened without following links (chronicle/nofollow.py): a link in place of a cache
+are opened without following links (chronicle/files/nofollow.py): a link in place of a cache
 folder is refused, one in place of an entry is a miss, and nothing outside
 `.cache/chronicle` is read, written or deleted. Writing is best effort (temporary file +
 rename), so a read-only disk still builds, with the same bytes. Entries no part of the
@@ -35,10 +34,10 @@ from pathlib import Path
 from typing import Any
 
 import chronicle
-from chronicle.atomic import write_atomic_at
 from chronicle.cachekey import cache_secret, sign, signed
 from chronicle.config import RunConfig
-from chronicle.nofollow import CACHE_FOLDERS, NotAFile, check_cache_folders, folder, read_file
+from chronicle.files.atomic import write_atomic_at
+from chronicle.files.nofollow import CACHE_FOLDERS, NotAFile, check_cache_folders, folder, read_file
 
 # Bump when an entry's layout changes: older entries are then ignored. 2: an HMAC under
 # the cache secret instead of a bare sha256, which anyone could recompute.
@@ -157,8 +156,7 @@ class BuildCache:
             self.written += 1
 
     def refuse(self, key: str) -> None:
-        """Count the entry just read under `key` as a miss: valid, but not for this build
-        (a kept page conversion whose links now resolve otherwise, site/page_cache.py)."""
+        """Count the entry just read under `key` as a miss: valid, but not for this build."""
         if key not in self.missed_keys:
             self.reused -= 1
             self.missed += 1
@@ -216,15 +214,9 @@ class BuildCache:
 class Caches:
     """The caches of one `chronicle build`, shared by every edition it builds."""
 
-    editions: BuildCache  # translated day pages (site/edition_cache.py)
-    day_charts: BuildCache  # their charts: specs, SVGs, feed PNG (site/editions.py)
     svgs: BuildCache  # static SVGs of the build's own charts (site/statics.py)
     threads: BuildCache  # thread pages (site/pages.py)
-    verdicts: BuildCache  # the watchers' verdicts of every day (site/inputs.py)
     zensical: BuildCache  # Zensical's own cache of each edition's project (site/zensical.py)
-    scans: BuildCache  # Zensical: its reference scan of each page (chronicle/zensical_child.py)
-    pages: BuildCache  # mkdocs: pages' Markdown converted (site/page_cache.py)
-    search: BuildCache  # mkdocs: their search entries (site/page_cache.py)
 
     @classmethod
     def of(cls, root: Path) -> Caches:
@@ -286,3 +278,19 @@ def _decode(raw: bytes, key: str, secret: bytes, kind: str) -> Files | None:
         return out
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
+
+
+def edition_key(config: RunConfig, code: str) -> str:
+    """Return the sha256 of what every cached page of the `code` edition depends on beyond
+    the page itself: code, language, its words (catalogs and chronicle.yml's) and the whole
+    config."""
+    from chronicle.render.i18n import LOCALE_FOLDER, language
+
+    parts = [
+        f"format={FORMAT}",
+        f"code={code_fingerprint()}",
+        f"language={code}",
+        f"words={language(code, config.root / LOCALE_FOLDER, config).fingerprint}",
+        f"config={config_sha256(config)}",
+    ]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()

@@ -21,6 +21,7 @@ from chronicle.render.i18n import N_, Language, edition_dir, site_title
 from chronicle.render.ledger_text import correction_rows
 from chronicle.site.inputs import BuildInputs
 from chronicle.store import SnapshotInfo
+from chronicle.store.manifest import EDITION_PATH
 from chronicle.store.mementos import Memento
 from chronicle.store.swhid import DaySwhids
 
@@ -54,7 +55,10 @@ def day_sections(config: RunConfig, day: Mapping[str, Any], snap: SnapshotInfo,
             for a in entry.get("artifacts") or []]
     if not used:  # sealed before provenance existed: the snapshot that sealed it
         used = [{"path": f"data/{snap.id}/{name}", **meta} for name, meta in snap.files.items()]
-    files = data_files(snap.sealed.get(day["date"], {}), used)
+    # The record's files (an edition's own are linked from its page, and its pages are
+    # not the record's data).
+    files = data_files({rel: meta for rel, meta in snap.sealed.get(day["date"], {}).items()
+                        if not EDITION_PATH.fullmatch(rel)}, used)
     return cite_markdown(day_entry(config, day, snap, swhids, memento), files,
                          f"{day['date']}/cite.json", lang, record)
 

@@ -8,9 +8,8 @@ executor (chronicle/executor.py: it dies with its parent) while the English buil
 in its own; what the two share crosses the executor's connection:
 
 - the store: the child reads it itself (its own `load_inputs`, each file checked against
-  the chain, and the verdicts cache; on a first build it may compute the verdicts the
-  parent is computing too, the same bytes); the parent holds the store's lock for both, so no
-  snapshot commits between the two reads;
+  the chain); the parent holds the store's lock for both, so no snapshot commits between
+  the two reads;
 - the build caches (site/build_cache.py): entries are whole files written by rename, so
   both processes read and write the same folders; the child reports which entries it
   used, and the parent prunes only after both builds, with both sets.
@@ -140,8 +139,8 @@ class EditionProcess:
 
     def merge_caches(self, caches: Caches) -> None:
         """Add the entries the child used to the parent's (what `prune` keeps) and count
-        those the parent did not use itself: an entry both used, such as the verdicts
-        of the store both read, is one entry of this build, as in a build in one process."""
+        those the parent did not use itself: an entry both used is one entry of this
+        build, as in a build in one process."""
         for kind, cache in caches.each().items():
             reused, made = self.caches.get(kind, [[], []])
             cache.reused += sum(1 for key in reused if key not in cache.used)

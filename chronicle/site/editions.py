@@ -4,10 +4,11 @@ English is the record: it is built first, at the site's root, from the sealed pa
 other language (`site.languages` in chronicle.yml) is a second mkdocs build of the same
 mkdocs.yml into `<lang>/`, driven by the same plugin, with the language passed to every
 renderer: its generated pages and charts are rendered in that language from the same
-store, and its day pages from the sealed day JSON and the data as of each day's figures,
-by the same templates, sentence builders and chart builders as the sealed pages. Nothing
-is translated from English output. The published data (`data/`, `api/`, the sealed day
-files, the vega bundle) exists once, at the root; a translated page links it there.
+store; its day pages are the pages sealed in that language with their day
+(docs/days/<lang>/, snapshot/seal.py), published as sealed with the build's sections
+after them, as English's are. Nothing is translated from English output. The published
+data (`data/`, `api/`, the sealed day files, the vega bundle) exists once, at the root; a
+translated page links it there.
 
 Material's maintainers advise one build per language for sites with plugins like these
 (mkdocs-static-i18n does not combine with every plugin); one build per language also
@@ -18,28 +19,23 @@ and feeds.
 from __future__ import annotations
 
 import html
-import json
 import logging
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from markupsafe import escape
 from pymdownx.slugs import slugify
 
-from chronicle.analysis.day_model import DaySummary
 from chronicle.config import RunConfig
-from chronicle.executor import Executor
-from chronicle.render.day_charts import day_charts
-from chronicle.render.day_edition import RECORD_ROOT, edition_day_page
-from chronicle.render.embed import spec_json
-from chronicle.render.i18n import DEFAULT, N_, NAMES, Language, edition_dir
-from chronicle.render.svg import build_workers, render_statics
-from chronicle.site.build_cache import Caches, entry_key
-from chronicle.site.citable import day_sections, edition_url
-from chronicle.site.edition_cache import LOCALE_FOLDER, edition_key
+from chronicle.errors import ChronicleError
+from chronicle.render.day_edition import edition_folder
+from chronicle.render.i18n import DEFAULT, LOCALE_FOLDER, N_, NAMES, Language, edition_dir
+from chronicle.site.build_cache import Caches
+from chronicle.site.citable import edition_url
 from chronicle.site.inputs import BuildInputs
+from chronicle.store import edition_page
 
 if TYPE_CHECKING:  # a Zensical build imports this module, and none of mkdocs
     from mkdocs.config.defaults import MkDocsConfig
@@ -50,7 +46,6 @@ Files = dict[str, str | bytes]
 # A generated file's content, or where it was written already (mkdocs copies nothing:
 # File.generated with that path, the file is where the build puts it).
 EditionFiles = dict[str, str | bytes | Path]
-FEED_IMAGE = "loss"  # the day chart a feed item shows, as a PNG too (snapshot/seal.py)
 
 
 @dataclass
@@ -186,165 +181,54 @@ def _own(path: str) -> bool:
 Keys = tuple[str, str]  # a translated day's (page, charts) cache keys
 
 
-def edition_files(inputs: BuildInputs, lang: Language, caches: Caches | None = None,
-                  executor: Executor | None = None, site_dir: Path | None = None
-                  ) -> EditionFiles:
+def edition_files(inputs: BuildInputs, lang: Language) -> EditionFiles:
     """Return every generated file of the `lang` edition (path relative to its root):
     its pages and run-wide charts' specs (their SVGs are drawn like the English ones',
-    site/statics.py), and each sealed day's page with its charts, SVGs and feed PNG
-    (drawn by the `executor`'s render workers); `caches` keep the day pages and their
-    charts between builds. With a `site_dir`, the days' charts are written there as they
-    are made (see `edition_days`)."""
+    site/statics.py), and each sealed day's page in `lang` as published, with its sealed
+    charts (`edition_days`)."""
     from chronicle.site.pages import site_files
 
     files: EditionFiles = {p: c for p, c in site_files(inputs, lang, bundle=False).items()
                            if _own(p)}
-    files.update(edition_days(inputs, lang, caches, executor, site_dir))
+    files.update(edition_days(inputs, lang))
     return files
 
 
-def edition_days(inputs: BuildInputs, lang: Language, caches: Caches | None = None,
-                 executor: Executor | None = None, site_dir: Path | None = None
-                 ) -> EditionFiles:
-    """Return every sealed day's page in `lang`, rendered from the sealed day JSON, with
-    its charts drawn in `lang` from the data as of the day's figures.
+def edition_days(inputs: BuildInputs, lang: Language) -> EditionFiles:
+    """Return every sealed day's page in `lang` as the site shows it (its sealed edition,
+    then what the build adds: site/sources.py `published_day_page`) and its sealed charts
+    (each the sealed file, copied as it is: nothing is rendered or drawn).
 
-    With `caches`, a day whose inputs an earlier build rendered is taken from them (its
-    page from `editions`, its charts from `day_charts`): sealed days never change, so a
-    nightly draws only the new day's charts, and writes the page of the day before again
-    (it now links the new day). With a `site_dir` (the
-    folder the edition is being built in), each day's chart specs, SVGs and PNG are
-    written there as soon as they are made and returned as their path, not their bytes:
-    a long run's ~80 MB of them (365 days) is never held at once.
+    A day sealed before the site had `lang` has no page in it until the next snapshot
+    seals one (snapshot/seal.py `seal_editions`): the build stops, naming the days and the
+    command, rather than publish an edition without them.
     """
-    config, out = inputs.config, _DayFiles(site_dir)
-    edition = edition_key(config, lang.code) if caches is not None else ""
-    changes = inputs.changes.changes
-    # Of the W&B run records, a day's charts read only the lineage's order (stitching:
-    # analysis/series.py lineage_order reads each run's id and creation time); the rest
-    # (state, summary, heartbeat) changes every night and would render every day again.
-    runs = [[r.id, r.created_at.isoformat()] for r in inputs.runs] if caches is not None else []
-    todo: dict[str, tuple[Keys, dict[str, Any], dict[str, dict[str, Any]]]] = {}
-    meta: dict[str, Any]
+    from chronicle.site.sources import published_day_page
+
+    store, out, missing = inputs.store, EditionFiles(), []
     for i, d in enumerate(inputs.days):
         when = date.fromisoformat(d["date"])
-        snap = inputs.sealers.get(when)
-        if snap is None:
+        sealer = store.edition_sealer(when, lang.code)
+        if sealer is None:
+            missing.append(d["date"])
             continue
-        sealed_page = snap.sealed.get(d["date"], {}).get(f"days/{d['date']}.md", {})
-        meta = {"entry": {"snapshot": snap.id, "sha256": str(sealed_page.get("sha256", ""))},
-                "cite": inputs.ledger_of(d["date"], lang) + "\n" + day_sections(
-                    config, d, snap, lang, record=RECORD_ROOT,
-                    swhids=inputs.swhids.get(d["date"]), memento=inputs.mementos.get(d["date"])),
-                "later": inputs.days[i + 1]["date"] if i + 1 < len(inputs.days) else None}
-        keys = ("", "")
-        if caches is not None:
-            # Two entries a day. Its charts: the day JSON as read and what they are drawn
-            # from (BuildInputs.day_evidence): the chain up to the snapshot that sealed
-            # the day (its manifest's sha256 fixes every row and record stored by then,
-            # the figures' snapshot's among them), the runs' order and the changes. Its
-            # page: the charts' key, the sealed entry, its citation block and the next
-            # day, which change after sealing (a new day links the one before, a memento
-            # is chained), so the page is written again, its charts are not drawn again.
-            seen = inputs.figures_snapshot(when)
-            ended = (when + timedelta(days=1)).isoformat()
-            charts_key = entry_key(edition, {
-                "charts of": d, "sealed_by": snap.manifest_sha256,
-                "figures_as_of": seen.id if seen else None,
-                "runs": runs, "changes": [c for c in changes if str(c.get("time")) < ended]})
-            keys = (entry_key(edition, {"page of": charts_key, **meta}), charts_key)
-            drawn = caches.day_charts.get(charts_key)
-            if drawn is not None:
-                page = caches.editions.get(keys[0])
-                if page is None:
-                    page = _day_page(d, drawn, meta, inputs.config, lang)
-                    caches.editions.put(keys[0], page)
-                out.add({**page, **drawn})
-                continue
-        evidence = inputs.day_evidence(when)
-        charts = (day_charts(when, evidence[0], evidence[1], config, lang, changes)
-                  if evidence is not None else {})
-        todo[d["date"]] = (keys, meta, charts)
-        if len(todo) >= DRAWN_TOGETHER:
-            out.add(_drawn_days(todo, inputs, lang, caches, executor))
-            todo = {}
-    out.add(_drawn_days(todo, inputs, lang, caches, executor))
-    return out.files
-
-
-class _DayFiles:
-    """The day files of an edition: pages kept, charts written into `site_dir` (if any)."""
-
-    def __init__(self, site_dir: Path | None) -> None:
-        self.site_dir, self.files = site_dir, EditionFiles()
-
-    def add(self, files: Files) -> None:
-        for path, content in files.items():
-            if self.site_dir is None or path.endswith(".md"):
-                self.files[path] = content
-                continue
-            target = self.site_dir / path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(content, str):
-                target.write_text(content, encoding="utf-8")
-            else:
-                target.write_bytes(content)
-            self.files[path] = target
-
-
-# Days whose charts are drawn in one go: enough to keep every render worker busy, few
-# enough that a cold build of a long run never holds every day's specs at once (a spec's
-# rows as Python objects are ~20x their JSON).
-DRAWN_TOGETHER = 8
-
-
-def _day_page(day: DaySummary, drawn: Files, meta: dict[str, Any], config: RunConfig,
-              lang: Language) -> Files:
-    """Return the page of `day` in `lang` around its charts as drawn by an earlier build
-    (`drawn`: their specs, SVGs and feed PNG, as `_drawn_days` keeps them)."""
-    date = day["date"]
-    charts = {path[len(f"days/{date}/"):-len(".vl.json")]: json.loads(content)
-              for path, content in drawn.items() if path.endswith(".vl.json")}
-    return _page_of(day, charts, meta, config, lang,
-                    f"days/{date}/{FEED_IMAGE}.png" in drawn)
-
-
-def _page_of(day: DaySummary, charts: dict[str, Any], meta: dict[str, Any],
-             config: RunConfig, lang: Language, png: bool) -> Files:
-    """Return the page of `day` in `lang` with its `charts` (`png`: its feed PNG too)."""
-    return {f"days/{day['date']}.md": edition_day_page(
-        day, charts, config, meta["entry"], meta["cite"], meta["later"], lang,
-        {FEED_IMAGE} if png else set())}
-
-
-def _drawn_days(todo: dict[str, tuple[Keys, dict[str, Any], dict[str, dict[str, Any]]]],
-                inputs: BuildInputs, lang: Language, caches: Caches | None,
-                executor: Executor | None) -> Files:
-    """Draw the charts of the days in `todo` together (in the `executor`'s render
-    workers; in this process without one) and return
-    their files (kept in `caches` under each day's keys)."""
-    if not todo:
-        return {}
-    drawn, pngs = render_statics(
-        {f"{day}/{name}": spec for day, (_k, _m, charts) in todo.items()
-         for name, spec in charts.items()},
-        png=[f"{day}/{FEED_IMAGE}" for day, (_k, _m, charts) in todo.items()
-             if FEED_IMAGE in charts], executor=executor, workers=build_workers(executor))
-    by_date = {x["date"]: x for x in inputs.days}
-    out = Files()
-    for day, ((page_key, charts_key), meta, charts) in todo.items():
-        with_png = f"{day}/{FEED_IMAGE}" in pngs
-        page = _page_of(by_date[day], charts, meta, inputs.config, lang, with_png)
-        files: Files = {}
-        for name, spec in sorted(charts.items()):
-            files[f"days/{day}/{name}.vl.json"] = spec_json(spec)
-            files[f"days/{day}/{name}.svg"] = drawn[f"{day}/{name}"]
-        if with_png:
-            files[f"days/{day}/{FEED_IMAGE}.png"] = pngs[f"{day}/{FEED_IMAGE}"]
-        if caches is not None:
-            caches.editions.put(page_key, page)
-            caches.day_charts.put(charts_key, files)
-        out.update({**page, **files})
+        rel = edition_page(when, lang.code)
+        sealed = (store.sealed_bytes(rel) or b"").decode("utf-8")
+        later = inputs.days[i + 1]["date"] if i + 1 < len(inputs.days) else None
+        out[f"days/{d['date']}.md"] = published_day_page(
+            inputs, d, sealed, later, lang, edition=(sealer, rel))
+        folder = edition_folder(d["date"], lang.code)
+        for path in sorted(sealer.sealed_files()):
+            if path.startswith(folder + "/"):
+                out[f"days/{d['date']}/{path.rsplit('/', 1)[1]}"] = store.docs / path
+    if missing:
+        shown = missing[0] if len(missing) == 1 else f"{missing[0]} to {missing[-1]}"
+        raise ChronicleError(
+            f"{store.docs / 'days' / lang.code}: {len(missing)} sealed day(s) ({shown}) have "
+            f"no page in {NAMES.get(lang.code, lang.code)} ({lang.code}) yet: days sealed "
+            "before the site had this language get theirs from the next snapshot. Run "
+            "`chronicle snapshot` (the nightly job does), or build without it "
+            f"(site.languages in chronicle.yml)")
     return out
 
 

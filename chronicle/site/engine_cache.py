@@ -2,9 +2,10 @@
 
 Zensical keeps what it made of each page in `.cache/` beside a project's config (the
 page's HTML, by its source), and converts only the pages whose sources changed when that
-folder is there: on the 100-day demo an edition's nightly build takes ~2.5 s instead of
-~6 s. But a nightly checkout has no such folder, and one restored from elsewhere could
-put any HTML on any page: Zensical does not sign it.
+folder is there, which makes a nightly build of an edition much faster (its bench row:
+`python -m bench.speedups --only engine-cache`). But a nightly checkout has no such
+folder, and one restored from elsewhere could put any HTML on any page: Zensical does
+not sign it.
 
 So the folder is chronicle's to fill: before each Zensical build it is emptied and filled
 only from a valid entry of `.cache/chronicle/zensical` (signed like every entry of the
@@ -14,7 +15,7 @@ kept as that entry. The nightly workflow restores `.cache/chronicle`, so a night
 is warm. The entry's key names the edition, Zensical's version, chronicle's code and
 config, and the project's folder (Zensical's cache is warm only where it was made): a
 change to any of them starts Zensical cold. It is the executor's `engine-cache` speed-up
-(README "How it works"); without it the folder is emptied and nothing is kept.
+(documentation/pages/how-it-works.md); without it the folder is emptied and nothing is kept.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ import re
 import shutil
 from pathlib import Path
 
-from chronicle.atomic import write_atomic_at
-from chronicle.nofollow import NotAFile, folder, read_file
+from chronicle.files.atomic import write_atomic_at
+from chronicle.files.nofollow import NotAFile, folder, read_file
 from chronicle.site.build_cache import BuildCache, code_fingerprint, config_sha256, entry_key
 from chronicle.site.inputs import BuildInputs
 

@@ -23,6 +23,7 @@ from chronicle.site.daily_feed import (
 )
 from chronicle.site.editions import EditionFiles, folder_sitemaps
 from chronicle.site.inputs import BuildInputs
+from chronicle.store.manifest import EDITION_PATH
 
 
 def finish_edition(site_dir: Path, inputs: BuildInputs, lang: Language,
@@ -45,11 +46,14 @@ def finish_edition(site_dir: Path, inputs: BuildInputs, lang: Language,
 
 
 def serve_sealed_sources(docs_dir: Path, site_dir: Path) -> None:
-    """Copy each sealed day's Markdown to the site byte for byte: its cited sha256 is checkable."""
-    for path in sorted((docs_dir / "days").glob("*.md")):
-        if DAY_PAGE.match(f"days/{path.name}"):
-            (site_dir / "days").mkdir(parents=True, exist_ok=True)
-            target = site_dir / "days" / path.name
+    """Copy each sealed day's Markdown to the site byte for byte, its editions' too
+    (days/<language>/<date>.md): its cited sha256 is checkable."""
+    days = docs_dir / "days"
+    for path in sorted([*days.glob("*.md"), *days.glob("*/*.md")]):
+        rel = path.relative_to(docs_dir).as_posix()
+        if DAY_PAGE.match(rel) or EDITION_PATH.fullmatch(rel):
+            target = site_dir / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
             target.unlink(missing_ok=True)  # an engine's copy of the page as built
             target.write_bytes(path.read_bytes())
 

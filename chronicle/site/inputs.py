@@ -3,20 +3,16 @@
 Every generated page and every page hook of a build works from one `BuildInputs`: the
 sealed days' JSON, the stitched series, failures, runs, threads and the snapshot chain.
 The store is read here and nowhere else in the build. The watchers' verdicts of every
-day, a pure function of those, are kept in `.cache/chronicle/verdicts/` under the sha256
-of every byte they are computed from (site/build_cache.py).
+day are computed from those here, once a build (no cache: they cost less than reading one).
 """
 
 from __future__ import annotations
 
-import json
 import logging
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from functools import cached_property
 from typing import Any, cast
-
-import numpy as np
 
 from chronicle.analysis.changes import ChangeInputs, RunChanges, run_changes
 from chronicle.analysis.day_model import DaySummary
@@ -33,11 +29,7 @@ from chronicle.models import FailureRecord, RunRecord, Thread, parse_time
 from chronicle.render.i18n import Language
 from chronicle.render.ledger_text import added_later
 from chronicle.site.build_cache import (
-    FORMAT,
     Caches,
-    code_fingerprint,
-    config_sha256,
-    entry_key,
 )
 from chronicle.store import SnapshotInfo, Store, damaged, read_json, sha256_file, snapshot_id
 from chronicle.store.mementos import Memento
@@ -70,20 +62,12 @@ class BuildInputs:
     def history(self) -> list[dict[str, Any]]:
         """The watchers' verdicts for every sealed day, as sealed: a day's prediction,
         health and risks are what its JSON says, never computed again. A chronicle with
-        days sealed before the watchers existed gets them recomputed once per build (or
-        read from the cache when every byte they are computed from is the same)."""
+        days sealed before the watchers existed gets them recomputed at each build."""
         if all(all(k in d for k in VERDICT_KEYS) for d in self.days):
             return [{"date": d["date"], "day": d["day"], "prediction": d.get("prediction"),
                      "health": d.get("health"), "risks": d.get("risks")} for d in self.days]
-
-        def compute() -> list[dict[str, Any]]:
-            return watch_history(self.days, self.series, self.failures, self.config,
-                                 self.changes.changes)
-
-        if self.caches is None:
-            return compute()
-        history: list[dict[str, Any]] = self.caches.verdicts.value(verdicts_key(self), compute)
-        return history
+        return watch_history(self.days, self.series, self.failures, self.config,
+                             self.changes.changes)
 
     @cached_property
     def signals(self) -> dict[str, Any]:
@@ -170,7 +154,7 @@ class BuildInputs:
 
     def figures_snapshot(self, day: date) -> SnapshotInfo | None:
         """Return the snapshot a timely seal of `day` computed its figures as of: the first
-        one taken after the day ended (README "When a day is sealed")."""
+        one taken after the day ended (documentation/pages/store.md, "When a day is sealed")."""
         end = day_bounds(day)[1]
         return next((s for s in self.snapshots if s.taken_at.timestamp() >= end), None)
 
@@ -205,39 +189,6 @@ class BuildInputs:
         if latest is None:
             return "no snapshot", None
         return f"data/{latest.id}/MANIFEST.json", latest.manifest_sha256
-
-
-def verdicts_key(inputs: BuildInputs) -> str:
-    """Return the key of `watch_history` of `inputs`: the code, the config and every
-    argument it is given (the sealed days, failures, changes and each array of the
-    stitched series), so a new snapshot or a correction makes a new key."""
-    prefix = "\n".join([f"format={FORMAT}", "kind=verdicts", f"code={code_fingerprint()}",
-                        f"config={config_sha256(inputs.config)}"])
-    return entry_key(prefix, {"days": inputs.days,
-                              "failures": [f.to_json() for f in inputs.failures],
-                              "changes": inputs.changes.changes},
-                     series_bytes(inputs.series))
-
-
-def series_bytes(series: Series) -> dict[str, bytes]:
-    """Return every field of `series` as bytes: each array's dtype, shape and content
-    (strings as JSON), the rest as its repr (tuples of frozen records, names)."""
-    out: dict[str, bytes] = {}
-
-    def add(name: str, value: Any) -> None:
-        if isinstance(value, dict):
-            for key, item in value.items():
-                add(f"{name}.{key}", item)
-        elif isinstance(value, np.ndarray):
-            data = (json.dumps(value.tolist(), default=repr).encode() if value.dtype == object
-                    else value.tobytes())
-            out[name] = f"{value.dtype.str}{value.shape}".encode() + b"\0" + data
-        else:
-            out[name] = repr(value).encode()
-
-    for f in fields(series):
-        add(f.name, getattr(series, f.name))
-    return out
 
 
 def load_inputs(config: RunConfig, caches: Caches | None = None) -> BuildInputs:

@@ -25,9 +25,8 @@ from chronicle.render.signals import signals_json
 from chronicle.render.svg import javascript_bundle
 from chronicle.render.threads import render_thread, thread_pages
 from chronicle.site.api import api_files
-from chronicle.site.build_cache import entry_key
+from chronicle.site.build_cache import edition_key, entry_key
 from chronicle.site.citable import archive_files
-from chronicle.site.edition_cache import edition_key
 from chronicle.site.inputs import BuildInputs
 
 Files = dict[str, str | bytes]

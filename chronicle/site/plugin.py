@@ -32,7 +32,6 @@ from chronicle.config import RunConfig, load_config
 from chronicle.errors import ChronicleError
 from chronicle.executor import Executor, environment
 from chronicle.render.i18n import DEFAULT, ENGLISH, Language, language, site_title
-from chronicle.site.build_cache import Caches
 from chronicle.site.citable import feed_links
 from chronicle.site.editions import (
     LOCALE_FOLDER,
@@ -45,7 +44,6 @@ from chronicle.site.editions import (
 )
 from chronicle.site.finish import finish_edition
 from chronicle.site.inputs import BuildInputs, load_inputs
-from chronicle.site.page_cache import keep_pages, keep_search
 from chronicle.site.pages import (
     SCRIPT,
     SECTIONS,
@@ -55,6 +53,7 @@ from chronicle.site.pages import (
 )
 from chronicle.site.sources import edition_sources
 from chronicle.site.statics import Drawing
+from chronicle.store.manifest import EDITION_PATH
 
 log = logging.getLogger("mkdocs.plugins.chronicle")
 # `chronicle build` hands each mkdocs build its command's executor on the mkdocs config
@@ -166,23 +165,7 @@ class ChroniclePlugin(BasePlugin):
             rss.config.cache_dir = str(run.root / cache_dir)
         return config
 
-    @event_priority(-100)  # after Material's search plugin has made its index
-    def _keep_search(self, config: MkDocsConfig) -> MkDocsConfig:
-        """Index through the search cache (site/page_cache.py)."""
-        caches = self._caches_for("search-cache")
-        if caches is not None:
-            keep_search(config.plugins.get("search") or config.plugins.get("material/search"),
-                        caches.search)
-        return config
-
-    on_config = CombinedEvent(configure, _keep_search)
-
-    def _caches_for(self, speedup: str) -> Caches | None:
-        """The build caches, when this is `chronicle build` (a build run by mkdocs itself
-        has none) and its executor runs `speedup`."""
-        caches = self.editions.caches if self.editions is not None else None
-        uses = self._executor is not None and self._executor.uses(speedup)
-        return caches if uses else None
+    on_config = configure
 
     def _end_build(self) -> None:
         """Undo what this build set up: its environment, its own executor."""
@@ -196,17 +179,14 @@ class ChroniclePlugin(BasePlugin):
         build (`write_generated`)."""
         caches = self.editions.caches if self.editions is not None else None
         svgs = caches.svgs if caches is not None else None
-        if self.code != DEFAULT:
-            # A translated edition renders its own day pages from the sealed JSON; the
-            # sealed files and the published data stay at the root, once.
-            for file in [f for f in files if f.src_uri.startswith(("days/", "data/", "mementos/"))]:
-                files.remove(file)
-        # A translated edition's day charts are written into the site as they are drawn
-        # (mkdocs's `site_dir` was emptied before on_files): a long run's are never all held.
-        generated = edition_sources(self.inputs, self.lang, caches, self._executor,
-                                    Path(config.site_dir))
-        # The charts are drawn before mkdocs converts the pages (a translated edition's
-        # day charts came drawn).
+        for file in [f for f in files if EDITION_PATH.fullmatch(f.src_uri) or (
+                self.code != DEFAULT and f.src_uri.startswith(("days/", "data/", "mementos/")))]:
+            # Another language's sealed pages are its edition's (which takes them from the
+            # store, under days/); the record's files and the published data stay at the
+            # root, once.
+            files.remove(file)
+        generated = edition_sources(self.inputs, self.lang)
+        # The charts are drawn before mkdocs converts the pages (the day charts are sealed).
         self._drawing = Drawing({p: c for p, c in generated.items() if self.code == DEFAULT
                                  or not p.startswith("days/")}, svgs, self._executor)
         self._generated, self._written = generated, False
@@ -232,20 +212,18 @@ class ChroniclePlugin(BasePlugin):
     @event_priority(-50)  # after mkdocs-gen-files
     def _write_unless_written(self, files: Files, *, config: MkDocsConfig) -> Files:
         """Write the sources with an editor of the plugin's own when no gen_pages.py did
-        (a mkdocs.yml from before mkdocs-gen-files: README "Engines"); draw the charts."""
+        (a mkdocs.yml from before mkdocs-gen-files: documentation/pages/engines.md); draw
+        the charts."""
         if not self._written:
             if self.code == DEFAULT:
                 log.info("mkdocs.yml runs no gen_pages.py under the gen-files plugin: the "
-                         "chronicle plugin writes the generated pages itself (README "
-                         "\"Engines\" says how to move to mkdocs-gen-files)")
+                         "chronicle plugin writes the generated pages itself (the docs' "
+                         "\"Engines\" page says how to move to mkdocs-gen-files)")
             folder = tempfile.mkdtemp(prefix="chronicle-pages-")
             self._scope.callback(shutil.rmtree, folder, ignore_errors=True)
             with FilesEditor(files, config, folder) as editor:
                 self.write_generated(editor)
             files = editor.files
-        caches = self._caches_for("markdown-cache")
-        if caches is not None:
-            keep_pages(files, config, caches.pages, self.code)
         self._draw()
         return files
 

@@ -2,8 +2,8 @@
 citation can outlive the site with (permalink, sha256, SWHID, Wayback mementos).
 
 The nightly job makes a GitHub release tagged `week-YYYY-Www` once a week has closed
-(README "Citing"); a repository linked to Zenodo gets a version DOI for each. The notes
-are a pure function of the store and the built site's `api/mementos.json`: nothing here
+(documentation/pages/citing.md); a repository linked to Zenodo gets a version DOI for each.
+The notes are a pure function of the store and the built site's `api/mementos.json`: nothing here
 touches the network.
 """
 

@@ -4,19 +4,18 @@ Pages publish chart specs only (render/embed.py). The plugin starts drawing thei
 the build's render workers (chronicle/executor.py) when it adds the generated files,
 stops the workers as soon as they are drawn (their memory goes back while mkdocs still
 converts the pages), and writes the SVGs into the site after mkdocs has built the pages:
-the drawing runs beside the Markdown conversion (11% of a nightly, README "How it
-works"). The SVGs are referenced from raw HTML
-(`<img src>`), which mkdocs neither validates nor rewrites, so they need not be mkdocs
-files.
+the drawing runs beside the Markdown conversion (documentation/pages/how-it-works.md).
+The SVGs are referenced from raw HTML (`<img src>`), which mkdocs neither validates nor
+rewrites, so they need not be mkdocs files.
 
 An SVG is a pure function of its spec, the chronicle code (render/svg.py's width,
 background and hover-layer strip), vl-convert and the Vega-Lite release it draws with, so
 each is kept in `.cache/chronicle/svgs/` (site/build_cache.py) under the sha256 of those:
 a build whose specs an earlier build drew starts no worker process at all. vl-convert
-measures Latin text with the Liberation Sans it ships (chronicle/draw.py), but glyphs that
-font lacks (Chinese) with the fonts installed on the machine; those are not in the key
-(hashing ~100 MB of fonts would cost more than most builds save), so a cache carried to
-a machine with other such fonts holds the SVGs the first machine drew.
+measures Latin text with the Liberation Sans it ships and Chinese with the machine's Noto
+CJK faces alone (chronicle/workers/draw.py), so an SVG is the same bytes on any machine
+that has fonts-noto-cjk; the fonts are not in the key (hashing ~100 MB of fonts would cost
+more than most builds save).
 """
 
 from __future__ import annotations
@@ -76,7 +75,7 @@ class Drawing:
     which the caller stops once they are drawn: vl-convert's runtime (~190 MB a worker)
     goes back before the build's memory peaks. Not beside the build's own work: drawing
     them in the background while mkdocs converted the pages (`background-svgs`) fell under
-    the 10% a process must earn (README "How it works").
+    the 10% a process must earn (documentation/pages/how-it-works.md).
     """
 
     def __init__(self, files: Mapping[str, object], cache: BuildCache | None = None,

@@ -33,6 +33,7 @@ from chronicle.render.i18n import (
     language,
     site_title,
 )
+from chronicle.render.svg import require_han_font
 from chronicle.site.build_cache import Caches
 from chronicle.site.citable import edition_url, feed_links
 from chronicle.site.editions import (
@@ -48,6 +49,7 @@ from chronicle.site.inputs import BuildInputs
 from chronicle.site.pages import BUNDLE, SCRIPT, SECTIONS, STYLESHEET, THEME_DIR, complete_nav
 from chronicle.site.publish import output_folder
 from chronicle.site.sources import edition_sources
+from chronicle.store.manifest import EDITION_PATH
 
 CONFIG_NAME = "mkdocs.yml"
 HEADER = "# Written by chronicle from chronicle.yml and mkdocs.yml: edit those, not this.\n"
@@ -217,13 +219,15 @@ def _plugins(entries: list[Any], config: RunConfig, lang: Language,
 
 def _docs_files(config: RunConfig, code: str) -> Iterator[tuple[str, Path]]:
     """Yield (path relative to docs, file) of the chronicle's docs/ an edition builds:
-    everything for English; a translated edition leaves the sealed days and the data at
-    the root."""
+    everything for English but the other languages' sealed pages (their editions take
+    them); another edition leaves the sealed days and the data at the root."""
     for path in sorted(config.docs_dir.rglob("*")):
         rel = path.relative_to(config.docs_dir).as_posix()
         if path.is_symlink() or not path.is_file():
             continue  # the store refuses links; a tree copies files only
         if code != DEFAULT and rel.startswith(("days/", "data/", "mementos/")):
+            continue
+        if EDITION_PATH.fullmatch(rel):
             continue
         yield rel, path
 
@@ -269,7 +273,7 @@ def write_edition(inputs: BuildInputs, lang: Language, tree: EditionTree,
     config = inputs.config
     base = read_mkdocs_yml(config)
     tree.docs.mkdir(parents=True, exist_ok=True)
-    sources = edition_sources(inputs, lang, caches, executor, drawn_into=tree.docs)
+    sources = edition_sources(inputs, lang)
     wanted: set[str] = set()
     for rel, path in _docs_files(config, lang.code):
         if rel not in sources:
@@ -329,6 +333,7 @@ def render_tree(config: RunConfig, inputs: BuildInputs, out: Path,
     charts' static SVGs drawn into it (an engine copies them like any static file)."""
     from chronicle.site.statics import Drawing
 
+    require_han_font(config.site.languages, "`chronicle render`")
     trees = []
     for code in config.site.languages:
         lang = language(code, config.root / LOCALE_FOLDER, config)

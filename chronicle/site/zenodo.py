@@ -14,9 +14,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from chronicle.atomic import write_atomic
 from chronicle.config import RunConfig
 from chronicle.errors import ChronicleError
+from chronicle.files.atomic import write_atomic
 
 FILENAME = ".zenodo.json"
 UPLOAD_TYPE = "dataset"

@@ -9,33 +9,31 @@ project's config, and only changed files are written again), built there by `zen
 build --strict` in a child process of the command's executor (it dies with the command),
 moved into the staging folder, and finished by the same post-build step as an mkdocs
 build (site/finish.py). Zensical's own cache in each project is filled from, and kept as,
-a signed entry of the build cache (site/engine_cache.py); so is its reference scan of each
-page (`scans`, answered in the child: chronicle/zensical_child.py).
+a signed entry of the build cache (site/engine_cache.py). Zensical is driven through its
+public `build` alone (chronicle/workers/zensical_build.py).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import shutil
 import time
 from pathlib import Path
-from typing import Any
 
-from chronicle import zensical_child
 from chronicle.errors import ChronicleError
 from chronicle.executor import Child, ChildGone, Executor
 from chronicle.render.i18n import DEFAULT, Language, edition_dir
 from chronicle.site import engine_cache
-from chronicle.site.build_cache import BuildCache, Caches, code_fingerprint, entry_key
+from chronicle.site.build_cache import BuildCache, Caches
 from chronicle.site.editions import EditionFiles
 from chronicle.site.finish import finish_edition
 from chronicle.site.inputs import BuildInputs
 from chronicle.site.progress import Say, Steps
 from chronicle.site.statics import Drawing
 from chronicle.site.tree import EditionTree, write_edition
+from chronicle.workers import zensical_build
 
 # Not under .cache/chronicle, which the nightly workflow restores from earlier runs: a
 # restored tree, or Zensical's own cache in it (unsigned), could change a page.
@@ -77,18 +75,13 @@ class EditionBuild:
             caches.zensical if caches is not None and executor.uses("engine-cache") else None)
         self._engine_key = engine_cache.cache_key(inputs, lang.code, self.tree.root,
                                                   self._version)
-        # Zensical's reference scan of each page, kept (chronicle/zensical_child.py).
-        self._scans: BuildCache | None = (
-            caches.scans if caches is not None and executor.uses("scan-cache") else None)
-        self._scans_key = entry_key(f"scans/{code_fingerprint()}", {
-            "edition": lang.code, "zensical": self._version})
 
     def start(self) -> EditionBuild:
         started = time.perf_counter()
         if self._version is None:
             raise ChronicleError(
                 "chronicle.yml: site.engine is zensical, but Zensical is not installed; "
-                "`pip install zensical==0.0.73` (README \"Engines\"), or set site.engine: "
+                "`pip install zensical==0.0.73` (the docs' \"Engines\" page), or set site.engine: "
                 "mkdocs")
         code = self.lang.code
         if self.say is not None:
@@ -103,13 +96,9 @@ class EditionBuild:
                                  or not p.startswith("days/")},
                                 self.caches.svgs if self.caches is not None else None,
                                 self.executor)
-        kept: zensical_child.Scans | None = None
-        if self._scans is not None:  # none kept yet: every page is scanned, then kept
-            kept = self._scans.value(self._scans_key, dict)
-            kept = kept if isinstance(kept, dict) else {}
         self._child = self.executor.start(
-            zensical_child.build, str(self.tree.config_file), str(self.tree.root / LOG_NAME),
-            kept, name=f"zensical build ({code})",
+            zensical_build.build, str(self.tree.config_file), str(self.tree.root / LOG_NAME),
+            name=f"zensical build ({code})",
             env={"SOURCE_DATE_EPOCH": _epoch(self.inputs)})
         self.seconds += time.perf_counter() - started
         return self
@@ -121,10 +110,8 @@ class EditionBuild:
         assert self._child is not None and self._drawing is not None, "start first"
         self._drawing.svgs()  # while Zensical builds
         self._done("charts drawn")
-        scans = _wait(self._child, self.tree, self._scans is not None)
+        _wait(self._child, self.tree)
         self._done("pages built by Zensical")
-        if self._scans is not None and isinstance(scans, dict):
-            self._scans.put_text(self._scans_key, json.dumps(scans, separators=(",", ":")))
         if self._engine_cache is not None:
             engine_cache.keep(self.tree.root, self._engine_cache, self._engine_key)
         site_dir = self.site_dir
@@ -177,18 +164,12 @@ def _epoch(inputs: BuildInputs) -> str:
     return str(int(latest.taken_at.timestamp())) if latest else "0"
 
 
-def _wait(child: Child, tree: EditionTree, scans: bool) -> Any:
+def _wait(child: Child, tree: EditionTree) -> None:
     """Wait for a `zensical build --strict` child; raise ChronicleError, quoting Zensical's
-    last lines, when it failed. `scans`: the child was given the kept reference scans, and
-    answers this build's after "done" (returned; None if it ended before: the build is
-    done, its scans are only not kept)."""
+    last lines, when it failed."""
     log = tree.root / LOG_NAME
-    made = None
     try:
         outcome = child.recv()
-        if scans and outcome == "done":
-            with contextlib.suppress(ChildGone):
-                made = child.recv()
     except ChildGone as err:
         raise ChronicleError(f"{tree.config_file}: the Zensical build ended without a word "
                              f"({err}){_tail(log)}") from err
@@ -197,7 +178,6 @@ def _wait(child: Child, tree: EditionTree, scans: bool) -> Any:
     if outcome != "done":
         raise ChronicleError(f"{tree.config_file}: the Zensical build failed ({outcome})"
                              f"{_tail(log)}; the sources are in {tree.docs}")
-    return made
 
 
 def _tail(log: Path) -> str:

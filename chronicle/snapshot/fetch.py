@@ -37,7 +37,7 @@ def fetch_live(config: RunConfig, store: Store, as_of: datetime) -> Fetched:
             replace(r, fork_step=known.get(r.id)) if r.fork_step is None else r for r in got.runs
         ]
         # Bad rows were left out: the source answered (its good rows are stored, the days
-        # seal), but the snapshot is degraded and names them (README "Exit codes").
+        # seal), but the snapshot is degraded and names them (documentation/pages/commands.md).
         statuses.append(SourceStatus("wandb", True, error=got.problem, detail=got.detail))
     except SourceError as err:
         statuses.append(SourceStatus("wandb", False, error=scrub_urls(str(err))))

@@ -10,29 +10,33 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from chronicle.analysis.changes import RunChanges
 from chronicle.analysis.day_model import DaySummary
 from chronicle.analysis.days import summarize_day
 from chronicle.analysis.ledger import LedgerInputs, build_ledger
 from chronicle.analysis.run_state import RunState, run_state
+from chronicle.analysis.series import build_series, day_bounds
 from chronicle.analysis.verdicts import day1_sha256, watch_day
 from chronicle.config import RunConfig
 from chronicle.render.day import render_day_files
 from chronicle.render.day_charts import day_charts
-from chronicle.render.i18n import ENGLISH
+from chronicle.render.day_edition import edition_day_files, edition_folder
+from chronicle.render.i18n import ENGLISH, editions
 from chronicle.render.prose import write_summary
 from chronicle.render.svg import start_statics
 from chronicle.snapshot.evidence import Evidence
 from chronicle.snapshot.plan import DaySeal
 from chronicle.snapshot.provenance import SealContext, day_provenance
-from chronicle.store import Store, snapshot_id
+from chronicle.store import Store, sha256_bytes, snapshot_id
 
 FEED_IMAGES = ("loss",)  # charts sealed with a PNG too: the feeds' image
-# (day, its chart specs) -> a call returning (SVG per chart, PNG per chart in FEED_IMAGES).
+# (the folder the charts are sealed in, relative to docs/: days/<date> or an edition's
+# days/<language>/<date>; their specs) -> a call returning (SVG per chart, PNG per chart
+# in FEED_IMAGES).
 Drawn = Callable[[], tuple[dict[str, str], dict[str, bytes]]]
-Draw = Callable[[date, dict[str, dict[str, Any]]], Drawn]
+Draw = Callable[[str, dict[str, dict[str, Any]]], Drawn]
 
 
 @dataclass(frozen=True)
@@ -53,15 +57,23 @@ class SealInputs:
     # --recompute` hands in the sealed drawings instead (it compares specs, draws nothing).
     draw: Draw | None = None
     states: bool = True  # record the run's state (False: replaying days sealed without it)
+    # The editions to seal beside the record (language codes; None: the site's other
+    # languages): `verify --recompute` replays the ones a snapshot sealed.
+    languages: tuple[str, ...] | None = None
 
 
 def seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
-    """Return {day: {path under docs/: bytes}} of every day this snapshot seals.
-
-    Always in English, the record's language: another language's page is rendered from
-    these files and the store at build time and never changes them.
-    """
+    """Return {day: {path under docs/: bytes}} of every day this snapshot seals: its
+    record in English (page, JSON, charts) and its edition in every other language of the
+    site (render/day_edition.py), from the same facts."""
     return _seal_days(inputs)
+
+
+def _draw(inputs: SealInputs, folder: str, charts: dict[str, dict[str, Any]]) -> Drawn:
+    """Start drawing `charts` (sealed in `folder`); the call returned waits for them."""
+    if inputs.draw is not None:
+        return inputs.draw(folder, charts)
+    return start_statics(charts, FEED_IMAGES).result
 
 
 def _seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
@@ -71,12 +83,17 @@ def _seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
     day1: Mapping[str, Any] | None = None  # day 1 holds the prediction's registered sha256
     # The changes known tonight: each day takes those that took effect in it.
     changes = inputs.changes.changes if inputs.changes else ()
+    languages = [lang for lang in editions(config)
+                 if inputs.languages is None or lang.code in inputs.languages]
     for plan in inputs.days:
         day, seen = plan.day, inputs.evidence(plan.figures_as_of)
         # The charts are drawn in this process when the day's files are rendered below.
         charts = day_charts(day, seen.series, seen.failures, config, ENGLISH, changes)
-        drawn = (inputs.draw(day, charts) if inputs.draw is not None
-                 else start_statics(charts, FEED_IMAGES).result)
+        drawn = _draw(inputs, f"days/{day.isoformat()}", charts)
+        own = {lang.code: day_charts(day, seen.series, seen.failures, config, lang, changes)
+               for lang in languages}
+        own_drawn = {code: _draw(inputs, edition_folder(day.isoformat(), code), specs)
+                     for code, specs in own.items()}
         if previous is None or previous["date"] != (day - timedelta(days=1)).isoformat():
             previous = store.sealed_day(day - timedelta(days=1))
         state = (run_state(seen.series, seen.finish, config, plan.figures_as_of)
@@ -105,7 +122,14 @@ def _seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
         # Late data about sealed days is announced by the first entry sealed after it.
         summary["corrections"] = list(inputs.corrections) if not sealed else []
         svgs, pngs = drawn()
-        sealed[day.isoformat()] = render_day_files(summary, charts, svgs, config, pngs)
+        files = render_day_files(summary, charts, svgs, config, pngs)
+        record = {"snapshot": inputs.snapshot,
+                  "sha256": sha256_bytes(files[f"days/{day.isoformat()}.md"])}
+        for lang in languages:
+            svgs, pngs = own_drawn[lang.code]()
+            files.update(edition_day_files(summary, own[lang.code], svgs, config, record,
+                                           lang, pngs))
+        sealed[day.isoformat()] = files
         previous = summary
     return sealed
 
@@ -158,3 +182,65 @@ def _mark_missing(summary: DaySummary, plan: DaySeal, config: RunConfig) -> None
         f" Sealed without {names}: it had not answered since the day ended and the day "
         f"waited sealing.max_wait_days ({config.sealing.max_wait_days}), so figures from it "
         "are missing or partial.")
+
+
+@dataclass(frozen=True)
+class EditionInputs:
+    """What the editions a snapshot seals later are computed from: the store as it found
+    it (every day sealed before it), and who draws (as in SealInputs)."""
+
+    config: RunConfig
+    store: Store
+    snapshot: str
+    changes: RunChanges | None = None
+    draw: Draw | None = None
+    # Only these days (None: every sealed day without an edition in a site language), and
+    # these languages (None: the site's other languages).
+    days: tuple[str, ...] | None = None
+    languages: tuple[str, ...] | None = None
+
+
+def seal_editions(inputs: EditionInputs) -> dict[str, dict[str, bytes]]:
+    """Return {day: {path under docs/: bytes}} of the editions this snapshot seals later:
+    a day sealed before has no page yet in a language the site now has (a store sealed
+    before editions were, or `site.languages` gained one). Each is rendered from the day's
+    sealed JSON, its charts from the data its English charts were drawn from (the rows the
+    store held when the day was sealed, logged up to its figures' snapshot, and the
+    changes known then); the page names the record and says it was sealed later."""
+    config, store = inputs.config, inputs.store
+    languages = [lang for lang in editions(config)
+                 if inputs.languages is None or lang.code in inputs.languages]
+    if not languages:
+        return {}
+    out: dict[str, dict[str, bytes]] = {}
+    snapshots = store.snapshots()
+    runs = store.load_runs()
+    known = inputs.changes.changes if inputs.changes else ()
+    for day, sealer in sorted(store.sealed_days().items()):
+        when = day.isoformat()
+        todo = [lang for lang in languages if store.edition_sealer(day, lang.code) is None]
+        if not todo or (inputs.days is not None and when not in inputs.days):
+            continue
+        sealed = store.sealed_day(day)
+        english = store.sealed_bytes(f"days/{when}.md")
+        if sealed is None or english is None:
+            continue
+        summary = cast(DaySummary, sealed)
+        figures = next((s for s in snapshots if s.taken_at.timestamp()
+                        >= day_bounds(day)[1]), sealer)
+        rows = store.metrics_seen_by(sealer, figures.taken_at.timestamp())
+        series = build_series(rows, runs, config)
+        failures = sorted(store.failures_at(figures), key=lambda f: (f.start, f.id))
+        changes = [c for c in known if str(c.get("recorded_by") or "") <= sealer.id]
+        record = {"snapshot": sealer.id, "sha256": sha256_bytes(english),
+                  "sealed_later": inputs.snapshot}
+        files: dict[str, bytes] = {}
+        for lang in todo:
+            folder = edition_folder(when, lang.code)
+            charts = day_charts(day, series, failures, config, lang, changes)
+            drawn = inputs.draw(folder, charts) if inputs.draw is not None \
+                else start_statics(charts, FEED_IMAGES).result
+            svgs, pngs = drawn()
+            files.update(edition_day_files(summary, charts, svgs, config, record, lang, pngs))
+        out[when] = files
+    return out

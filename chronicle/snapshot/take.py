@@ -18,12 +18,13 @@ import pyarrow as pa
 
 from chronicle.config import RunConfig
 from chronicle.models import FailureRecord, Fetched, SourceStatus
+from chronicle.render.svg import require_han_font
 from chronicle.snapshot.fetch import Fetcher, fetch_live, fetch_simulated_source
 from chronicle.snapshot.mementos import record_check
 from chronicle.snapshot.night import Tonight, prepare_night
 from chronicle.snapshot.plan import SEALING, WaitingDay
 from chronicle.snapshot.preflight import check_as_of, check_scaffold_values
-from chronicle.snapshot.seal import SealInputs, seal_days
+from chronicle.snapshot.seal import EditionInputs, SealInputs, seal_days, seal_editions
 from chronicle.sources.manual import load_failures_file
 from chronicle.store import (
     Store,
@@ -50,6 +51,7 @@ class SnapshotResult:
     waiting: tuple[WaitingDay, ...] = ()  # closed days left unsealed, and why
     incomplete: tuple[str, ...] = ()  # days sealed anyway without every source
     recovered: tuple[str, ...] = ()  # what a killed earlier snapshot left, now finished
+    editions: tuple[str, ...] = ()  # days sealed before whose other-language pages it sealed
 
     @property
     def degraded(self) -> bool:
@@ -71,6 +73,7 @@ def take_snapshot(
     """
     # Bad input stops us before the store is even locked.
     check_scaffold_values(config)
+    require_han_font(config.site.languages, "sealing a day")
     manual = load_failures_file(config)
     store = store or Store(config.docs_dir)
     with locked(store, "snapshot") as recovered:
@@ -103,6 +106,8 @@ def _take(config: RunConfig, store: Store, as_of: datetime, manual: list[Failure
         config, store, as_of, sid, plan.ready, night.evidence, backfilled,
         context=night.context,
         corrections=tuple(store.pending_corrections() + corrections), changes=night.changes))
+    # Days sealed before without a page in one of the site's languages get it now.
+    later = seal_editions(EditionInputs(config, store, sid, night.changes))
     extra: dict[str, Any] = {"sealing": SEALING}
     if backfilled:
         extra["backfilled"] = backfilled
@@ -114,7 +119,7 @@ def _take(config: RunConfig, store: Store, as_of: datetime, manual: list[Failure
     # Save outputs.
     info = write_snapshot(store, as_of, new_rows, fetched.runs, fetched.threads, failures,
                           fetched.statuses, sealed=sealed, extra=extra or None,
-                          pulls=fetched.pulls, check_record=check_record)
+                          pulls=fetched.pulls, check_record=check_record, editions=later)
     return SnapshotResult(
         snapshot=info.id,
         taken_at=as_of,
@@ -122,6 +127,7 @@ def _take(config: RunConfig, store: Store, as_of: datetime, manual: list[Failure
         threads=len(fetched.threads or ()),
         failures=len(failures),
         sealed=tuple(sorted(sealed)),
+        editions=tuple(sorted(later)),
         statuses=fetched.statuses,
         waiting=plan.waiting,
         incomplete=tuple(d.day.isoformat() for d in plan.ready if d.missing),

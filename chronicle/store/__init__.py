@@ -26,6 +26,7 @@ from chronicle.store.read import (
     MANIFEST,
     SnapshotInfo,
     Store,
+    edition_page,
     parse_snapshot_id,
     snapshot_id,
 )
@@ -63,6 +64,7 @@ __all__ = [
     "check_pending_mementos",
     "damaged",
     "dump_json",
+    "edition_page",
     "finish_interrupted",
     "locked",
     "memento_url",

@@ -9,7 +9,7 @@ left (store/write.py). The kernel drops the lock when the process exits, however
 fails at once naming the holder (pid, host, since when, command), written into the file
 while it is held (and left there only by a holder that was killed).
 
-The lock file is opened as a file (chronicle/nofollow.py): a link, folder or FIFO in its
+The lock file is opened as a file (chronicle/files/nofollow.py): a link, folder or FIFO in its
 place is refused, never followed or truncated, and so is a link or FIFO anywhere in the
 store, before anything reads or moves a stored file.
 
@@ -36,13 +36,13 @@ from typing import Any
 
 from chronicle.clean import load_json
 from chronicle.errors import ChronicleError
-from chronicle.models import iso
-from chronicle.nofollow import (
+from chronicle.files.nofollow import (
     NotAFile,
     links_under,
     open_file,
     read_file,
 )
+from chronicle.models import iso
 from chronicle.store.mementos import MEMENTOS_DIR
 from chronicle.store.read import DAYS_DIR, LOCK_FILE, MANIFEST, STAGED, TMP_PREFIX, Store
 from chronicle.store.write import finish_interrupted

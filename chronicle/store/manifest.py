@@ -45,6 +45,10 @@ def _plain_name(name: Any) -> bool:
         and not name.startswith(".")
 
 
+# A translated edition's sealed files: days/<language>/<date>.md and its charts' folder.
+EDITION_PATH = re.compile(r"days/[a-z]{2}/\d{4}-\d{2}-\d{2}(\.md|/[^/]+)")
+
+
 def _sealed_path(rel: Any) -> bool:
     if not isinstance(rel, str) or "\\" in rel:
         return False
@@ -94,6 +98,7 @@ def manifest_problems(m: Any) -> list[str]:
             for s in sources.values()):
         out.append(f"sources: expected name -> {{status: ok|failed}}, got {_show(sources)}")
     out += sealed_problems(m.get("sealed", {}))
+    out += sealed_problems(m.get("editions", {}), "editions")
     out += mementos_problems(m.get("mementos", {}))
     for key in ("corrections", "waiting"):
         if key in m and not isinstance(m[key], list):
@@ -114,18 +119,23 @@ def mementos_problems(listed: Any) -> list[str]:
     return out
 
 
-def sealed_problems(sealed: Any) -> list[str]:
+def sealed_problems(sealed: Any, key: str = "sealed") -> list[str]:
+    """Return the problems of a manifest's `sealed` (or `editions`: the other languages'
+    pages of days sealed before, sealed later): day -> {path under days/: {sha256, size}}."""
     if not isinstance(sealed, Mapping):
-        return [f"sealed: expected day -> {{path: {{sha256, size}}}}, got {_show(sealed)}"]
+        return [f"{key}: expected day -> {{path: {{sha256, size}}}}, got {_show(sealed)}"]
     out: list[str] = []
     for day, files in sealed.items():
         if not _is_date(day):
-            out.append(f"sealed: {_show(day)} is not a date")
+            out.append(f"{key}: {_show(day)} is not a date")
         if not isinstance(files, Mapping):
-            out.append(f"sealed.{day}: expected path -> {{sha256, size}}, got {_show(files)}")
+            out.append(f"{key}.{day}: expected path -> {{sha256, size}}, got {_show(files)}")
             continue
         for rel, meta in files.items():
             if not _sealed_path(rel):
-                out.append(f"sealed.{day}: {_show(rel)} is not a path under days/")
-            out += _file_meta(f"sealed.{day}.{rel}", meta)
+                out.append(f"{key}.{day}: {_show(rel)} is not a path under days/")
+            elif key == "editions" and not EDITION_PATH.match(str(rel)):
+                out.append(f"{key}.{day}: {_show(rel)} is not a page or chart of another "
+                           "language's edition (days/<language>/<date>...)")
+            out += _file_meta(f"{key}.{day}.{rel}", meta)
     return out

@@ -1,9 +1,10 @@
 """Reading the append-only store under a chronicle's docs/ folder (store stage).
 
-Layout (contract, see README "Store layout"):
+Layout (contract, see documentation/pages/store.md):
     docs/data/<YYYY-MM-DD>T<HHMMSS>Z/{metrics.parquet,runs.json,threads.json,pulls.json,
                                        failures.json,MANIFEST.json}
     docs/days/<date>.md, <date>.json, <date>/*.vl.json|*.svg   (sealed day pages)
+    docs/days/<lang>/<date>.md, <date>/*                       (their other editions)
     docs/mementos/<YYYY-MM-DD>T<HHMMSS>Z.json   (Wayback mementos, listed by the next
                                                  manifest: store/mementos.py)
 
@@ -17,7 +18,7 @@ predecessor's sha256), and every file it reads (a snapshot's data file, a sealed
 JSON) is hashed and compared with the sha256 and size its manifest recorded, once, from the
 same bytes it then parses. A mismatch is a StoreError naming the file and the fix; nothing
 is ever read from `.cache/`. What a snapshot seals is therefore computed from verified store
-data only (README "Caches").
+data only (documentation/pages/store.md, "Caches").
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import pyarrow.compute as pc
 
 from chronicle.clean import load_json
 from chronicle.errors import StoreError
+from chronicle.files.nofollow import read_file
 from chronicle.models import (
     FailureRecord,
     MetricRow,
@@ -43,7 +45,6 @@ from chronicle.models import (
     Thread,
     parse_time,
 )
-from chronicle.nofollow import read_file
 from chronicle.store.files import (
     damaged,
     parquet_from_bytes,
@@ -67,6 +68,13 @@ MANIFEST = "MANIFEST.json"
 MANIFEST_FORMAT = "chronicle-manifest/1"
 DATA_DIR = "data"
 DAYS_DIR = "days"
+
+
+def edition_page(day: date, code: str) -> str:
+    """Return the path (relative to docs/) of `day`'s sealed page in language `code`, an
+    edition beside the English record: days/<code>/<date>.md, its charts in
+    days/<code>/<date>/."""
+    return f"{DAYS_DIR}/{code}/{day.isoformat()}.md"
 TMP_PREFIX = ".tmp-"
 STAGED = ".sealed"  # inside a snapshot folder: its sealed day files, until published
 LOCK_FILE = ".chronicle.lock"  # in the chronicle folder (next to docs/): one writer at a time
@@ -110,6 +118,19 @@ class SnapshotInfo:
     def sealed(self) -> dict[str, dict[str, dict[str, Any]]]:
         """date -> {path relative to docs/: {sha256, size}} of the days this snapshot sealed."""
         return dict(self.manifest.get("sealed", {}))
+
+    @property
+    def editions(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """date -> {path relative to docs/: {sha256, size}} of the other languages' pages
+        of days sealed before, that this snapshot sealed later (their day stays sealed by
+        the snapshot that sealed its English record)."""
+        return dict(self.manifest.get("editions", {}))
+
+    def sealed_files(self) -> dict[str, dict[str, Any]]:
+        """Every file this snapshot seals (its days' and the editions it sealed later):
+        path relative to docs/ -> {sha256, size}."""
+        return {rel: meta for group in (self.sealed, self.editions)
+                for files in group.values() for rel, meta in files.items()}
 
     @property
     def mementos(self) -> dict[str, dict[str, Any]]:
@@ -262,10 +283,16 @@ class Store:
     def _sealer(self, rel: str) -> tuple[SnapshotInfo, dict[str, Any]] | None:
         """Return the snapshot (of this view) that sealed `rel`, and its manifest entry."""
         for snap in self.snapshots():
-            for files in snap.sealed.values():
-                if rel in files:
-                    return snap, files[rel]
+            meta = snap.sealed_files().get(rel)
+            if meta is not None:
+                return snap, meta
         return None
+
+    def edition_sealer(self, day: date, code: str) -> SnapshotInfo | None:
+        """Return the snapshot that sealed `day`'s page in language `code` (not English:
+        `sealed_days` says who sealed the record), or None while it has none."""
+        found = self._sealer(edition_page(day, code))
+        return found[0] if found is not None else None
 
     def sealed_bytes(self, rel: str) -> bytes | None:
         """Return a sealed file (path relative to docs/) checked against the manifest that
@@ -385,7 +412,6 @@ class Store:
             self._cache.keys |= {key for t in added for key in _keys(t)}
         if self._cache.last_steps is not None and self._cache.last_steps[0] == rows_before:
             # ...and each run's last step is the larger of the known one and the new rows'
-            # (grouping the whole table again took a demo night ~10 ms more at 100 days).
             last = dict(self._cache.last_steps[1])
             for t in added:
                 for run, step in _last_steps(t).items():

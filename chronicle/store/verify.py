@@ -20,8 +20,8 @@ from typing import Any
 
 from chronicle.clean import load_json
 from chronicle.errors import ChronicleError, StoreError
+from chronicle.files.nofollow import links_under
 from chronicle.models import parse_time
-from chronicle.nofollow import links_under
 from chronicle.store.files import read_bounded
 from chronicle.store.hashing import sha256_bytes, sha256_file
 from chronicle.store.manifest import (
@@ -97,6 +97,17 @@ def verify_store(store: Store) -> list[Problem]:
             for sealed_rel, meta in files.items():
                 sealed_paths.add(sealed_rel)
                 problems += _check_file(store, store.docs / sealed_rel, meta)
+        for day, files in _sealed_of(entry, "editions").items():
+            where = _rel(store, entry.folder / MANIFEST)
+            if day not in sealed_by:
+                problems.append(Problem(where, f"seals an edition of day {day}, which no "
+                                               "earlier snapshot sealed"))
+            for sealed_rel, meta in files.items():
+                if sealed_rel in sealed_paths:
+                    problems.append(Problem(where, f"seals {sealed_rel} again: a page is "
+                                                   "sealed once"))
+                sealed_paths.add(sealed_rel)
+                problems += _check_file(store, store.docs / sealed_rel, meta)
     return (problems + _unsealed(store, sealed_paths)
             + _check_pending_mementos(store, set(listed_by)))
 
@@ -147,13 +158,14 @@ def _check_pending_mementos(store: Store, listed: set[str]) -> list[Problem]:
     return out
 
 
-def _sealed_of(entry: _Entry) -> dict[str, dict[str, Any]]:
-    """Return what a manifest seals, even one malformed elsewhere (if this part is sound)."""
+def _sealed_of(entry: _Entry, key: str = "sealed") -> dict[str, dict[str, Any]]:
+    """Return what a manifest seals (`sealed`: its days; `editions`: other languages' pages
+    of earlier days), even one malformed elsewhere (if this part is sound)."""
     if entry.info is not None:
-        return entry.info.sealed
+        return entry.info.sealed if key == "sealed" else entry.info.editions
     manifest = entry.manifest
-    if isinstance(manifest, Mapping) and not sealed_problems(manifest.get("sealed", {})):
-        return dict(manifest.get("sealed", {}))
+    if isinstance(manifest, Mapping) and not sealed_problems(manifest.get(key, {}), key):
+        return dict(manifest.get(key, {}))
     return {}
 
 
@@ -165,7 +177,11 @@ def _unsealed(store: Store, sealed_paths: set[str]) -> list[Problem]:
     for path in sorted(store.days.rglob("*")):
         rel = path.relative_to(store.docs).as_posix()
         if path.is_file() and rel not in sealed_paths:
-            by_day.setdefault(rel.split("/")[1].split(".")[0], []).append(path)
+            # One finding per day and edition: days/<date>... or days/<language>/<date>...
+            parts = rel.split("/")
+            edition = len(parts) > 2 and len(parts[1]) == 2
+            key = f"{parts[1]}/{parts[2].split('.')[0]}" if edition else parts[1].split(".")[0]
+            by_day.setdefault(key, []).append(path)
     out = []
     for paths in by_day.values():
         shown = next((p for p in paths if p.suffix == ".md"), paths[0])
@@ -180,8 +196,7 @@ def refuse_unsealed(store: Store) -> None:
     """Refuse (StoreError, exit 2) a store whose docs/days holds a file no manifest seals:
     `build` would publish it as a sealed page (and a name that is not a date stopped it
     with a traceback). `verify` lists each such file; this names the first."""
-    sealed = {rel for snap in store.snapshots() for files in snap.sealed.values()
-              for rel in files}
+    sealed = {rel for snap in store.snapshots() for rel in snap.sealed_files()}
     strays = _unsealed(store, sealed)
     if strays:
         more = f" ({len(strays) - 1} more day(s): `chronicle verify` lists them)" \

@@ -24,6 +24,8 @@ from typing import Any
 
 from chronicle import __version__
 from chronicle.errors import StoreError
+from chronicle.files.nofollow import folder as folder_fd
+from chronicle.files.nofollow import read_file
 from chronicle.models import (
     FailureRecord,
     PullRequest,
@@ -32,8 +34,6 @@ from chronicle.models import (
     Thread,
     iso,
 )
-from chronicle.nofollow import folder as folder_fd
-from chronicle.nofollow import read_file
 from chronicle.store.hashing import dump_json, sha256_bytes, sha256_file
 from chronicle.store.mementos import (
     MAX_RECORD_BYTES,
@@ -72,13 +72,16 @@ def write_snapshot(
     extra: Mapping[str, Any] | None = None,
     pulls: list[PullRequest] | None = None,
     check_record: RecordCheck | None = None,
+    editions: Mapping[str, Mapping[str, bytes]] | None = None,
 ) -> SnapshotInfo:
     """Append one snapshot (and seal the given days); return it.
 
     `metrics` holds only rows not stored before (a table, or MetricRow dicts); None
     (source failed) writes no file.
     `pulls` None (GitHub failed, or no `github.pulls` configured) writes no pulls.json.
-    `sealed` maps a day (YYYY-MM-DD) to its files, paths relative to docs/.
+    `sealed` maps a day (YYYY-MM-DD) to its files, paths relative to docs/; `editions`
+    maps a day sealed before to the files of its pages in other languages, sealed later
+    by this snapshot (`days/<language>/<date>...`: the day keeps its sealer).
     `check_record` says why a pending mementos record is not the chronicle's to chain
     (the snapshot stage knows its pages and archive); one with a problem is refused.
     """
@@ -86,7 +89,7 @@ def write_snapshot(
     sid = snapshot_id(taken_at)
     final = store.data / sid
     latest = store.latest()
-    sealed = sealed or {}
+    sealed, editions = sealed or {}, editions or {}
     _refuse_rewrites(store, taken_at, sealed)
     finish_interrupted(store)
     tmp = store.data / f"{TMP_PREFIX}{sid}"
@@ -97,14 +100,12 @@ def write_snapshot(
         files = _snapshot_files(metrics, runs, threads, failures, pulls)
         for name, blob in files.items():
             (tmp / name).write_bytes(blob)
-        sealed_paths = {p for s in store.snapshots() for d in s.sealed.values() for p in d}
-        sealed_meta: dict[str, dict[str, dict[str, Any]]] = {}
-        for day, day_files in sorted(sealed.items()):
-            sealed_meta[day] = {}
-            for rel, blob in sorted(day_files.items()):
-                _stage_day_file(store, tmp, rel, blob, sealed_paths)
-                sealed_meta[day][rel] = {"sha256": sha256_bytes(blob), "size": len(blob)}
-        manifest = _manifest(sid, taken_at, latest, files, statuses, sealed_meta, extra)
+        sealed_paths = {p for s in store.snapshots() for p in s.sealed_files()}
+        staged = {key: _stage(store, tmp, given, sealed_paths)
+                  for key, given in (("sealed", sealed), ("editions", editions))}
+        if editions:  # absent when there is none: manifests without them are as before
+            extra = {**(extra or {}), "editions": staged["editions"]}
+        manifest = _manifest(sid, taken_at, latest, files, statuses, staged["sealed"], extra)
         listed = _pending_mementos(store, check_record)
         if listed:  # absent when there is none: manifests without mementos are as before
             manifest["mementos"] = listed
@@ -247,6 +248,19 @@ def _snapshot_files(
     return files
 
 
+def _stage(store: Store, tmp: Path, days: Mapping[str, Mapping[str, bytes]],
+           sealed_paths: set[str]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Stage the files of `days` in the snapshot being written; return their manifest
+    entries (day -> path -> {sha256, size})."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for day, day_files in sorted(days.items()):
+        out[day] = {}
+        for rel, blob in sorted(day_files.items()):
+            _stage_day_file(store, tmp, rel, blob, sealed_paths)
+            out[day][rel] = {"sha256": sha256_bytes(blob), "size": len(blob)}
+    return out
+
+
 def _stage_day_file(store: Store, tmp: Path, rel: str, blob: bytes,
                     sealed_paths: set[str]) -> None:
     if not rel.startswith(DAYS_DIR + "/") or ".." in Path(rel).parts:
@@ -263,7 +277,7 @@ def _publish(store: Store, snap: SnapshotInfo) -> None:
     staged = snap.path / STAGED
     if not staged.is_dir():
         return
-    wanted = {rel: meta for files in snap.sealed.values() for rel, meta in files.items()}
+    wanted = snap.sealed_files()
     for path in sorted(p for p in staged.rglob("*") if p.is_file() and not p.is_symlink()):
         rel = path.relative_to(staged).as_posix()
         meta, target = wanted.get(rel), store.docs / rel

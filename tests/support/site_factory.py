@@ -20,14 +20,15 @@ from chronicle.init import SIMULATED_WATCH, InitOptions, init_chronicle
 from chronicle.models import Comment, FailureRecord, MetricRow, RunRecord, SourceStatus, Thread
 from chronicle.render.day import render_day_files
 from chronicle.render.day_charts import day_charts
-from chronicle.render.i18n import ENGLISH
+from chronicle.render.day_edition import edition_day_files
+from chronicle.render.i18n import ENGLISH, editions
 from chronicle.render.prose import write_summary
-from chronicle.render.svg import render_svg
+from chronicle.render.svg import render_statics, render_svg
 from chronicle.snapshot.evidence import merge_failures
 from chronicle.snapshot.fetch import fetch_simulated_source
-from chronicle.snapshot.take import take_snapshot
+from chronicle.snapshot.take import SnapshotResult, take_snapshot
 from chronicle.sources.simulated import SimulatedRun
-from chronicle.store import Store, snapshot_id, write_snapshot
+from chronicle.store import Store, sha256_bytes, snapshot_id, write_snapshot
 from tests.support.paths import REPO, SCAFFOLD
 
 START = date(2026, 8, 20)
@@ -171,10 +172,17 @@ def make_chronicle(root: Path, nights: int = 4, failed_source: str | None = None
                                  "HTTP 502 from api.wandb.ai" if fail_now else None),
                     SourceStatus("github", not (fail_now and failed_source == "github"),
                                  "rate limited" if fail_now else None)]
+        files = render_day_files(summary, charts, svgs, config)
+        # Each other language's edition, sealed beside the record (snapshot/seal.py).
+        record = {"snapshot": sid, "sha256": sha256_bytes(files[f"days/{day.isoformat()}.md"])}
+        for lang in editions(config):
+            own = day_charts(day, series, failures, config, lang)
+            drawn, pngs = render_statics(own, png=["loss"])  # as a seal draws them
+            files.update(edition_day_files(summary, own, drawn, config, record, lang, pngs))
         write_snapshot(store,
             taken, None if (fail_now and failed_source == "wandb") else rows, [run],
             None if (fail_now and failed_source == "github") else [thread], failures, statuses,
-            sealed={day.isoformat(): render_day_files(summary, charts, svgs, config)})
+            sealed={day.isoformat(): files})
         previous = summary
     return Built(config, root)
 
@@ -249,18 +257,29 @@ class Simulated:
 
 
 def simulated_chronicle(root: Path, nights: int, start: date = START,
-                        planned_days: int | None = None) -> Simulated:
+                        planned_days: int | None = None,
+                        languages: tuple[str, ...] = ("en", "zh")) -> Simulated:
     """Scaffold a simulated chronicle (the demo's watchers: prediction, risks, claims;
     the run config read at levanter's default paths) of `planned_days` (default `nights`)
-    in `root` and take `nights` real snapshots (03:17 UTC), each sealing a day."""
+    in `root`, in `languages`, and take `nights` real snapshots (03:17 UTC), each sealing
+    a day."""
     init_chronicle(root, InitOptions(source="simulated", name="Sim", start=start,
                                      planned_days=planned_days or nights,
-                                     watch=SIMULATED_WATCH, config_keys=""))
+                                     watch=SIMULATED_WATCH, config_keys="",
+                                     languages=languages))
     config = load_config(root)
     sim = SimulatedRun(config)
     store = Store(config.docs_dir)
-    first = datetime(start.year, start.month, start.day, 3, 17, tzinfo=UTC)
+    made = Simulated(config, sim, store)
     for n in range(1, nights + 1):
-        take_snapshot(config, first + timedelta(days=n), store=store,
-                      fetcher=lambda c, s, t: fetch_simulated_source(c, s, t, sim=sim))
-    return Simulated(config, sim, store)
+        take_night(made, n)
+    return made
+
+
+def take_night(made: Simulated, n: int, config: RunConfig | None = None) -> SnapshotResult:
+    """Take night `n` of a simulated chronicle (03:17 UTC, `n` days after its start), with
+    `config` (default its own: a test may change chronicle.yml between nights)."""
+    start = made.config.run.start
+    first = datetime(start.year, start.month, start.day, 3, 17, tzinfo=UTC)
+    return take_snapshot(config or made.config, first + timedelta(days=n), store=made.store,
+                         fetcher=lambda c, s, t: fetch_simulated_source(c, s, t, sim=made.sim))

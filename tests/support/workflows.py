@@ -85,7 +85,7 @@ def action_uses(workflow: dict[Any, Any]) -> dict[str, str]:
 
 def action_repository(workflow: dict[Any, Any]) -> tuple[str, str]:
     """Return (owner/name, version tag) of chronicle's actions the workflow calls: the one
-    place a fork changes (README "Running it nightly for a real run")."""
+    place a fork changes (documentation/pages/nightly.md)."""
     repo, _, tag = action_uses(workflow)["snapshot"].partition("@")
     return repo, tag
 

@@ -3,7 +3,7 @@
 render/svg.py prepares every spec in the calling process (its width, a white background,
 no hover layer) and sends it here. A worker unpickling a function imports that function's
 module and its package: one in chronicle.render would import the renderers (Jinja2,
-NumPy, the config model: ~0.25 s of every worker's start, which a nightly snapshot waits
+NumPy, the config model: much of every worker's start, which a nightly snapshot waits
 for), so this module sits outside it and imports nothing from chronicle.
 """
 
@@ -21,14 +21,18 @@ from typing import Any
 from xml.sax.saxutils import escape
 
 # vl-convert measures each glyph of each label through its font database, which holds the
-# machine's fonts, then the Liberation Sans it ships (in memory). A font on disk is opened
-# and memory-mapped again for every glyph: ~1,500 times a day chart, 40 ms of its 90 ms,
-# mostly kernel time. Where the machine has Liberation Sans too, its copy comes first and
-# takes every label; so vl-convert is shown the machine's fonts without those four files
-# (FONTCONFIG_FILE, read once when its font database is built) and measures with its own
-# copy: the same glyphs, the same SVG bytes here, ~45 ms a chart.
+# fonts it is shown, then the Liberation Sans it ships (in memory). A font on disk is
+# opened and memory-mapped again for every glyph (about half of a day chart's drawing,
+# mostly kernel time) when a machine's Liberation Sans came first. So vl-convert is
+# shown one known set (FONTCONFIG_FILE, read once when its font database is built): no
+# font of the machine but its Han fonts (Noto Sans / Serif CJK, Debian's fonts-noto-cjk),
+# which draw what Liberation Sans lacks (Chinese). A chart is then the same bytes on any
+# machine with that package, whatever else it has installed.
 SHIPPED = frozenset({"LiberationSans-Regular.ttf", "LiberationSans-Bold.ttf",
                      "LiberationSans-Italic.ttf", "LiberationSans-BoldItalic.ttf"})
+HAN_FONTS = ("NotoSansCJK", "NotoSerifCJK")  # file names start so (fonts-noto-cjk)
+HAN_PACKAGE = "fonts-noto-cjk"  # the Debian package that ships them
+FONT_DIRS = "CHRONICLE_FONT_DIRS"  # folders to look in instead of the machine's (os.pathsep)
 FONT_SUFFIXES = frozenset({".ttf", ".ttc", ".otf", ".otc"})
 _FIRST_TEXT: dict[str, Any] = {"mark": "text", "data": {"values": [{"t": "0"}]},
                                "encoding": {"text": {"field": "t", "type": "nominal"}}}
@@ -43,25 +47,34 @@ def cache_dir() -> Path:
 
 def font_roots() -> list[Path]:
     """Return the folders fontdb (vl-convert's font database) reads without a fontconfig
-    file: the system's and the user's font folders."""
+    file: the system's and the user's font folders (CHRONICLE_FONT_DIRS instead, when
+    set: a machine's fonts hidden, in tests)."""
+    given = os.environ.get(FONT_DIRS)
+    if given is not None:
+        return [Path(p) for p in given.split(os.pathsep) if p]
     home = Path.home()
     data = Path(os.environ.get("XDG_DATA_HOME") or home / ".local" / "share")
     return [Path("/usr/share/fonts"), Path("/usr/local/share/fonts"), home / ".fonts",
             data / "fonts"]
 
 
-def font_config(roots: list[Path] | None = None) -> Path | None:
-    """Return a fontconfig file listing the machine's fonts but the Liberation Sans that
-    vl-convert ships (a folder of links to them), or None when no font shadows it or the
-    folder cannot be written (vl-convert then reads the machine's fonts, as before)."""
+def han_fonts(roots: list[Path] | None = None) -> list[Path]:
+    """Return the machine's Han fonts charts are drawn with (HAN_FONTS), in the order
+    vl-convert is shown them: regular sans faces first."""
     found: set[Path] = set()
     for root in roots if roots is not None else font_roots():
         with contextlib.suppress(OSError):
-            found |= {p for p in root.rglob("*")
-                      if p.suffix.lower() in FONT_SUFFIXES and p.is_file()}
-    if not any(p.name in SHIPPED for p in found):
-        return None
-    kept = sorted({str(p.resolve()) for p in found if p.name not in SHIPPED}, key=_font_order)
+            found |= {p for p in root.rglob("*") if p.name.startswith(HAN_FONTS)
+                      and p.suffix.lower() in FONT_SUFFIXES and p.is_file()}
+    return [Path(p) for p in sorted({str(p.resolve()) for p in found}, key=_font_order)]
+
+
+def font_config(roots: list[Path] | None = None) -> Path | None:
+    """Return a fontconfig file listing the fonts charts are drawn with beside the
+    Liberation Sans vl-convert ships: the machine's Han fonts alone (a folder of links to
+    them), or None when the folder cannot be written (vl-convert then reads every font of
+    the machine)."""
+    kept = [str(p) for p in han_fonts(roots)]
     folder = cache_dir() / "fonts" / hashlib.sha256("\n".join(kept).encode()).hexdigest()[:16]
     conf = folder / "fonts.conf"
     # One folder per font, listed in this order: fontdb reads a folder in the file
@@ -177,9 +190,9 @@ def svg_and_png(spec: dict[str, Any], vl_version: str | None,
 def recompressed(image: bytes) -> bytes:
     """Return the same PNG with its pixel data deflated at zlib's default level.
 
-    vl-convert stores pixels barely compressed (~190-400 KB for a 720 px chart); the same
-    image deflated is ~25-45 KB. Level 6, not 9: 9 is ~10% smaller but takes 6x as long
-    (40 ms against 7 ms a chart, on every sealed day). Chunks other than IDAT are kept.
+    vl-convert stores pixels barely compressed; deflated, the same image is several times
+    smaller. Level 6, not 9: 9 is a little smaller but takes several times as long, on
+    every sealed day. Chunks other than IDAT are kept.
     """
     pos, chunks = 8, []
     while pos < len(image):
