@@ -77,7 +77,8 @@ def test_instant_navigation_draws_charts(served: str, browser: Any) -> None:
     try:
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(served + "index.html", wait_until="load")
-        page.locator("article a[href$='days/2026-08-22.html']").first.click()
+        # (the first such link may be in "since you last read", hidden on a first visit)
+        page.locator("article a[href$='days/2026-08-22.html']:visible").first.click()
         page.wait_for_url("**/days/2026-08-22.html")
         page.locator(".chronicle-chart .chronicle-vega svg").first.wait_for(timeout=20_000)
         # Material swapped the page in place: the first document's scripts ran once.
