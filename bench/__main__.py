@@ -1,5 +1,8 @@
 """`make bench` (python -m bench [DAYS]): chronicle's cost as ratios measured in one run.
 
+What a full run prints is also written into bench/RESULTS.md (bench/results.py), the one
+home of the latest figures; the journal there says what each change did to them.
+
 Absolute seconds drift between machines and runs; ratios measured side by side do not.
 Every timed step runs in its own process (its peak RSS is its own). `python -m bench
 memory` prints the memory rows alone. Rows:
@@ -33,7 +36,7 @@ memory` prints the memory rows alone. Rows:
   ms) and Lighthouse's slow 4G (1.6 Mbit/s, 150 ms), the median of ROUNDS loads: largest
   contentful paint (LCP), the bytes before it, the bytes in all and the main thread's
   blocking time; `python -m bench pages [DAYS]` builds a demo and prints them alone (their
-  last figures: bench/results/pages.txt).
+  last figures: its block of bench/RESULTS.md).
 Rows say whether `.cache/chronicle` was there (warm) or not (cold): the build rows run
 on the English copy after its first build (warm metrics copy); the nightly row starts
 from a chronicle built once, as a nightly with its cache restored does.
@@ -186,7 +189,9 @@ def nightly_rounds(base: Path, work: Path, plain: Path, start_last: str,
 
 
 def plain_build(project: Path) -> str:
-    return ("import os; from mkdocs.commands.build import build;"
+    # On the MkDocs 1.x chronicle's builds run on (ProperDocs: chronicle/site/core.py).
+    return ("import os; from chronicle.site.core import load_core; load_core();"
+            "from mkdocs.commands.build import build;"
             "from mkdocs.config import load_config;"
             f"os.chdir({str(project)!r}); c = load_config('mkdocs.yml');"
             "c.plugins.on_startup(command='build', dirty=False); build(c)")
@@ -275,10 +280,18 @@ def main(days: int) -> None:
 
     from bench.engines import engine_rows
     from bench.plain import write_plain_project
+    from bench.results import record
     from chronicle.demo import DEMO_START
 
-    print(f"chronicle bench: {days}-day simulated demo, {os.cpu_count()} cores, "
-          f"{ROUNDS} rounds per ratio")
+    began = time.monotonic()
+    printed: list[str] = []
+
+    def say(line: str) -> None:  # printed, and kept for the results file
+        print(line, flush=True)
+        printed.append(line)
+
+    say(f"chronicle bench: {days}-day simulated demo, {os.cpu_count()} cores, "
+        f"{ROUNDS} rounds per ratio")
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         # The demo and its 2x: how cost grows with the run. The demo's row is in seconds,
@@ -329,44 +342,54 @@ def main(days: int) -> None:
         # verify --recompute against plain verify, on the demo (read-only: no copy needed).
         recompute = median_pair(chronicle("verify", "--dir", str(tmp / "demo"), "--recompute"),
                                 chronicle("verify", "--dir", str(tmp / "demo")))
-        print(row("build (en only) vs plain mkdocs", build, 1.3))
-        print(row("two editions vs en only, warm", both, 1.6) + f"  peak {both.peak:.0f} MB")
-        print(row("two editions vs en only, cold", cold, 1.6))
-        print(row(f"build vs plain at {2 * days} days", long_build, 1.3))
-        print(row("nightly vs plain, warm", night, 1.5)
-              + f"  (snapshot + build: {', '.join(night.parts)} s)")
-        print(f"{f'demo, {days} days':<34}{demo_s:8.1f} s  peak {demo_mb:5.0f} MB  "
-              f"target <= 45 s ({'met' if demo_s <= 45 else 'MISSED'})  (runs: "
-              f"{' '.join(f'{s:.1f}' for s, _ in demos)})")
-        print(ratio(f"demo {2 * days} days vs {days} days", long_s, demo_s, 2.0)
-              + f"  peak {long_mb:.0f} MB")
-        print(f"{'peak memory (build)':<34}{build.peak:8.0f} MB  target < 1024 MB at 365 days")
+        say(row("build (en only) vs plain mkdocs", build, 1.3))
+        say(row("two editions vs en only, warm", both, 1.6) + f"  peak {both.peak:.0f} MB")
+        say(row("two editions vs en only, cold", cold, 1.6))
+        say(row(f"build vs plain at {2 * days} days", long_build, 1.3))
+        say(row("nightly vs plain, warm", night, 1.5)
+            + f"  (snapshot + build: {', '.join(night.parts)} s)")
+        say(f"{f'demo, {days} days':<34}{demo_s:8.1f} s  peak {demo_mb:5.0f} MB  "
+            f"target <= 45 s ({'met' if demo_s <= 45 else 'MISSED'})  (runs: "
+            f"{' '.join(f'{s:.1f}' for s, _ in demos)})")
+        say(ratio(f"demo {2 * days} days vs {days} days", long_s, demo_s, 2.0)
+            + f"  peak {long_mb:.0f} MB")
+        say(f"{'peak memory (build)':<34}{build.peak:8.0f} MB  target < 1024 MB at 365 days")
         rc_s, plain_s = recompute.medians
-        print(f"{f'verify --recompute, {days} days':<34}{rc_s:8.1f} s vs {plain_s:6.1f} s plain "
-              f"verify  ratio {rc_s / plain_s:4.1f}  peak {recompute.peak:5.0f} MB  (rounds: "
-              f"{' '.join(f'{a:.1f}' for a in recompute.a)})")
+        say(f"{f'verify --recompute, {days} days':<34}{rc_s:8.1f} s vs {plain_s:6.1f} s plain "
+            f"verify  ratio {rc_s / plain_s:4.1f}  peak {recompute.peak:5.0f} MB  (rounds: "
+            f"{' '.join(f'{a:.1f}' for a in recompute.a)})")
         for line in engine_rows(tmp / "demo", tmp / "night-full", tmp, last):
-            print(line)
+            say(line)
         for line in memory_rows(tmp):
-            print(line)
+            say(line)
         for edition in ("", "zh"):
             for line in weights(tmp / "demo" / "site", edition):
-                print(line)
+                say(line)
         for line in page_rows(tmp / "demo" / "site"):
-            print(line)
-        print("where the build spends its time (one profiled build, both editions in one "
-              "process, cumulative):")
-        sys.stdout.flush()
-        subprocess.run([sys.executable, "-m", "bench.profile_build", str(tmp / "demo")],
-                       check=True)
+            say(line)
+        say("where the build spends its time (one profiled build, both editions in one "
+            "process, cumulative):")
+        profile = subprocess.run(
+            [sys.executable, "-m", "bench.profile_build", str(tmp / "demo")],
+            check=True, stdout=subprocess.PIPE, text=True).stdout
+        for line in profile.splitlines():
+            say(line)
+    record("bench", f"python -m bench {days}", printed, time.monotonic() - began)
 
 
 def pages_only(days: int) -> None:
     """`python -m bench pages [DAYS]`: issue #42's rows alone, on a fresh demo."""
-    print(f"chronicle bench, pages: {days}-day simulated demo, {os.cpu_count()} cores")
+    from bench.results import record
+
+    began = time.monotonic()
+    printed = [f"chronicle bench, pages: {days}-day simulated demo, {os.cpu_count()} cores"]
+    print(printed[0])
     with tempfile.TemporaryDirectory() as scratch:
         demo(Path(scratch) / "demo", days)
-        print("\n".join(page_rows(Path(scratch) / "demo" / "site")))
+        for line in page_rows(Path(scratch) / "demo" / "site"):
+            print(line, flush=True)
+            printed.append(line)
+    record("pages", f"python -m bench pages {days}", printed, time.monotonic() - began)
 
 
 def engines_only(days: int) -> None:

@@ -42,8 +42,9 @@ PARTS = (
     ("search plugin: pages (jieba for zh)", "material/plugins/search/plugin.py",
      "on_page_context"),
     ("search plugin: index", "material/plugins/search/plugin.py", "on_post_build"),
-    ("Markdown -> HTML (all pages)", "mkdocs/structure/pages.py", "render"),
-    ("page templates (all pages)", "mkdocs/commands/build.py", "_build_page"),
+    # docs/...: mkdocs's or ProperDocs' (the core the build runs on, chronicle/site/core.py).
+    ("Markdown -> HTML (all pages)", "docs/structure/pages.py", "render"),
+    ("page templates (all pages)", "docs/commands/build.py", "_build_page"),
 )
 
 

@@ -1,5 +1,6 @@
-"""`make bench-speedups` (python -m bench.speedups [DAYS]): each speed-up the executor can
-run beside a command's own work, timed on and off on the bench row it is meant for.
+"""python -m bench.speedups [DAYS] (`make bench` runs it after python -m bench): each
+speed-up the executor can run beside a command's own work, timed on and off on the bench
+row it is meant for.
 
 A speed-up (chronicle/executor.py SPEEDUPS) stays only where it is worth at least 10% on
 its row (issue #24): its row's median without it, divided by its median with it, must
@@ -14,7 +15,7 @@ be at least 1.10. Rows, each command in its own process, alternating on and off:
   (the same snapshot, then the build, in the folder its caches were made in);
 - scan-cache (Zensical's reference scan of each page kept signed,
   chronicle/zensical_child.py): the Zensical nightly, as engine-cache.
-Four more were measured here and dropped (README "How it works"), each off/on on a
+Four more were measured here and dropped (bench/RESULTS.md), each off/on on a
 quiet 2-core machine: the static files copied by a second process while mkdocs converts
 Markdown (1.01-1.02 on the English-only warm build), a sealed day's charts drawn by two
 workers while its figures are computed (1.07-1.08 on the 100-day demo), those workers
@@ -25,11 +26,12 @@ was kept).
 
     python -m bench.speedups [DAYS] [--only NAME ...] [--rounds N] [--wait-load L]
 
-Both commands of a round share the machine's moment, so each round's own ratio is shown,
-with the machine's load (1-minute average, /proc/loadavg) when the round began: on a
-machine shared with other work the parallel speed-ups have no free core to use, and the
-rounds say so. `--wait-load L` waits (up to 15 minutes) before each round until that load
-is at most L.
+A run of every speed-up (no `--only`) writes its rows into bench/RESULTS.md
+(bench/results.py). Both commands of a round share the machine's moment, so each round's
+own ratio is shown, with the machine's load (1-minute average, /proc/loadavg) when the
+round began: on a machine shared with other work the parallel speed-ups have no free core
+to use, and the rounds say so. `--wait-load L` waits (up to 15 minutes) before each round
+until that load is at most L.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from pathlib import Path
 
 from bench.__main__ import LAST_NIGHT, ROUNDS, checkout, partial_demo, python, run
 from bench.engines import built_where_it_runs, with_engine
+from bench.results import record
 
 THRESHOLD = 1.10  # off / on: a speed-up must save at least 10% of its row
 MAX_WAIT = 15 * 60  # seconds `--wait-load` waits for a quiet machine before a round
@@ -151,8 +154,10 @@ def main(argv: list[str]) -> None:
 
     wanted = [s for s in SPEEDUPS if args.only is None or s in args.only]
     days, rounds = args.days, args.rounds
-    print(f"chronicle speed-ups: {days}-day simulated demo, {os.cpu_count()} cores, "
-          f"{rounds} rounds each on and off; kept where off/on >= {THRESHOLD:.2f}")
+    began = time.monotonic()
+    printed = [f"chronicle speed-ups: {days}-day simulated demo, {os.cpu_count()} cores, "
+               f"{rounds} rounds each on and off; kept where off/on >= {THRESHOLD:.2f}"]
+    print(printed[0])
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = args.work or Path(tmp_name)
         demo = tmp / "demo"
@@ -190,8 +195,12 @@ def main(argv: list[str]) -> None:
         }
         for speedup in wanted:
             label, timed = rows[speedup]
-            print(_alternate(Measured(speedup, label), rounds, timed, args.wait_load).line(),
-                  flush=True)
+            printed.append(
+                _alternate(Measured(speedup, label), rounds, timed, args.wait_load).line())
+            print(printed[-1], flush=True)
+    if args.only is None:  # a full run: its rows are the latest figures
+        record("speedups", f"python -m bench.speedups {' '.join(argv)}".strip(), printed,
+               time.monotonic() - began)
 
 
 if __name__ == "__main__":

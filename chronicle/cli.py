@@ -11,6 +11,7 @@ import gc
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
@@ -20,6 +21,7 @@ import click
 from chronicle import __version__
 from chronicle.config import load_config
 from chronicle.config.checks import FIRST_DAY, LAST_DAY
+from chronicle.config.model import ENGINES
 from chronicle.errors import (
     EXIT_DEGRADED,
     ChronicleError,
@@ -67,6 +69,19 @@ def _clean_errors(func: F) -> F:
 def _fail(err: ChronicleError) -> None:
     click.secho(f"error: {err}", fg="red", err=True)
     sys.exit(err.exit_code)
+
+
+def _say(line: str) -> None:
+    """Say a step of a long command (the demo's nights, each edition's build steps) as it
+    ends: on stderr, so stdout keeps what the command made."""
+    click.echo(line, err=True)
+
+
+def _preview(root: Path) -> str:
+    """Return the line that ends `build` and `demo`: how to look at the site. Served, not
+    opened from disk, where its search never starts (it runs in a Web Worker)."""
+    where = "" if root == Path(".") else f" --dir {root}"
+    return f"preview it: chronicle serve{where}, then open http://127.0.0.1:8000/"
 
 
 def _disk_context(command: str, kwargs: dict[str, Any]) -> tuple[Path, str]:
@@ -219,23 +234,27 @@ def _site_dir_option(help_text: str) -> Callable[[F], F]:
 @main.command()
 @DIR_OPTION
 @_site_dir_option("Where to write the site (default: DIR/site).")
+@click.option("--engine", type=click.Choice(ENGINES), default=None,
+              help="Build with this engine instead of the one site.engine names.")
 @_clean_errors
-def build(root: Path, site_dir: Path | None) -> None:
+def build(root: Path, site_dir: Path | None, engine: str | None) -> None:
     """Build the site with mkdocs --strict (no network)."""
     from chronicle.executor import Executor
     from chronicle.site.build import build_site, engine_notes
 
     config = load_config(root)
+    if engine is not None:  # the same pages either way (README "Engines")
+        config = replace(config, site=replace(config.site, engine=engine))
     started = time.perf_counter()
     cached: dict[str, int] = {}
     with Executor() as executor:
-        out = build_site(config, site_dir, cached=cached,
-                         executor=executor)
+        out = build_site(config, site_dir, cached=cached, executor=executor, say=_say)
     # A nightly's log shows whether .cache/chronicle was restored (README "Languages").
     click.echo(f"built {out} with {config.site.engine} in {time.perf_counter() - started:.1f} s"
                f"{_cache_use(cached)}")
     for note in engine_notes(config):
         click.echo(f"note: {note}")
+    click.echo(_preview(root))
 
 
 @main.command()
@@ -262,7 +281,7 @@ def render(root: Path, out: Path) -> None:
     for tree in trees:
         files = sum(1 for p in tree.docs.rglob("*") if p.is_file())
         click.echo(f"{tree.code}: {files} files in {tree.docs}; build it with "
-                   f"`mkdocs build -f {tree.config_file}` or `zensical build -f "
+                   f"`properdocs build -f {tree.config_file}` or `zensical build -f "
                    f"{tree.config_file}`")
     click.echo(f"rendered {len(trees)} edition(s) in {time.perf_counter() - started:.1f} s")
 
@@ -472,7 +491,7 @@ def serve(root: Path, port: int) -> None:
 
     config = load_config(root)
     with Executor() as executor:
-        site = build_site(config, executor=executor)
+        site = build_site(config, executor=executor, say=_say)
     import http.server  # only `serve` needs it (~15 ms of every other command's start)
 
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
@@ -501,12 +520,10 @@ def demo(days: int, out: Path) -> None:
     from chronicle.executor import Executor
 
     with Executor() as executor:
-        report = run_demo(out, days, echo=click.echo, executor=executor)
-    click.echo(f"demo chronicle: {report.sealed} sealed days, {report.snapshots} snapshots")
-    click.echo(
-        f"open {out / 'site' / 'index.html'}, or serve it: "
-        f"chronicle serve --dir {out}  (then http://127.0.0.1:8000/)"
-    )
+        report = run_demo(out, days, echo=_say, executor=executor)
+    click.echo(f"demo chronicle: {report.sealed} sealed days, {report.snapshots} snapshots, "
+               f"site in {out / 'site'}")
+    click.echo(_preview(out))
 
 
 def entry() -> None:

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import os
 import stat
+import textwrap
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
 from chronicle import nofollow
-from chronicle.config import load_config
+from chronicle.config import DEFAULT_CONFIG_KEYS, load_config
+from chronicle.config.template import declared_line
 from chronicle.errors import ChronicleError
 from chronicle.site.zenodo import FILENAME as ZENODO_FILE
 from chronicle.site.zenodo import write_zenodo_json
@@ -56,9 +58,9 @@ wandb:
   entity: {entity}
   project: {project}
   runs: [{runs}]                # the lineage in order; forks are stitched by step
-  mfu_unit: percent             # how throughput/mfu is logged: percent or fraction
+  {mfu_unit}
   metrics: {{}}                   # overrides, e.g. {{loss: train/loss}}
-  # where a run's W&B config keeps its sequence length and schedule (default: levanter's)
+{config_keys_note}
   {config_keys}
 
 github:
@@ -70,40 +72,143 @@ github:
 
 failures:
   file: failures.yml            # hand-written failure records (a file named here must exist)
-  gap_minutes: 10               # no history for longer than this counts as downtime
+  {gap_minutes}
 
-simulated:
-  seed: 535                     # used when source: simulated
-  days: {planned_days}
+simulated:                      # used when source: simulated
+  {seed}
+  {days}
 
 site:
   url: {url}
   author: {author}
   languages: [{languages}]      # en (the sealed record, at the root), then editions: zh -> zh/
+  # {engine}
 
 # zenodo:                       # .zenodo.json, what Zenodo records for each weekly release
 #   creators: [{{name: "Family, Given", affiliation: "", orcid: 0000-0002-1825-0097}}]
 #   keywords: [machine learning, training run]
 {watch}"""
 
-# What the run's watchers watch (all optional; README lists every key). Commented out for a
-# new chronicle: fill in your own prediction and claims before the run starts.
-WATCH_TEMPLATE = """
-# prediction:                   # frozen before launch; its sha256 is sealed on day 1
-#   metric: eval_loss           # an eval metric: never compared with train loss
-#   registered: 2026-08-19
-#   table:                      # [budget fraction, predicted, low, high]
-#     - [0.05, 2.392, 2.386, 2.413]
-#     - [1.0, 2.039, 2.038, 2.041]
+# The simulated run's W&B config keeps its schedule in `trainer` itself (Marin's levanter
+# layout nests it in trainer.trainer, the default): the line a simulated chronicle needs,
+# and a live one's example of an override.
+SIMULATED_CONFIG_KEYS = ("config_keys: {train_steps: trainer.num_train_steps, "
+                         "batch_size: trainer.train_batch_size}")
+
+# The watchers (README "Configuration": prediction, risks, claims), as examples that fit
+# the simulated run: written as they are for `--source simulated` (and by the demo), so
+# its home page shows all three signals on the first build; commented out for a live run,
+# whose own must be written before launch. The prediction follows the simulated eval loss
+# (1.5 + 0.54 p^-0.25 at budget fraction p) with a slightly lower coefficient, 0.535, so the
+# residual is small, positive, and leaves the +-0.012 band when a spike hits an eval.
+SIMULATED_WATCH = """\
+prediction:
+  metric: eval_loss
+  registered: 2026-08-19
+  source: demo fit (1.5 + 0.535 p^-0.25), registered before the simulated launch
+  table:
+    - [0.02, 2.9226, 2.9106, 2.9346]
+    - [0.03, 2.7855, 2.7735, 2.7975]
+    - [0.04, 2.6963, 2.6843, 2.7083]
+    - [0.05, 2.6314, 2.6194, 2.6434]
+    - [0.06, 2.5810, 2.5690, 2.5930]
+    - [0.08, 2.5060, 2.4940, 2.5180]
+    - [0.1, 2.4514, 2.4394, 2.4634]
+    - [0.125, 2.3998, 2.3878, 2.4118]
+    - [0.15, 2.3597, 2.3477, 2.3717]
+    - [0.2, 2.3000, 2.2880, 2.3120]
+    - [0.25, 2.2566, 2.2446, 2.2686]
+    - [0.3, 2.2229, 2.2109, 2.2349]
+    - [0.35, 2.1956, 2.1836, 2.2076]
+    - [0.4, 2.1727, 2.1607, 2.1847]
+    - [0.45, 2.1532, 2.1412, 2.1652]
+    - [0.5, 2.1362, 2.1242, 2.1482]
+    - [0.55, 2.1212, 2.1092, 2.1332]
+    - [0.6, 2.1079, 2.0959, 2.1199]
+    - [0.65, 2.0958, 2.0838, 2.1078]
+    - [0.7, 2.0849, 2.0729, 2.0969]
+    - [0.75, 2.0749, 2.0629, 2.0869]
+    - [0.8, 2.0657, 2.0537, 2.0777]
+    - [0.85, 2.0572, 2.0452, 2.0692]
+    - [0.9, 2.0493, 2.0373, 2.0613]
+    - [0.95, 2.0419, 2.0299, 2.0539]
+    - [1.0, 2.0350, 2.0230, 2.0470]
+risks:
+  - id: grad-norm-growth
+    title: {en: Grad-norm growth peaking at 25-38% of the run,
+            zh: 梯度范数增长，峰值在训练进度 25%–38% 之间}
+    metric: grad_norm
+    rule: "p50 > 0.36"
+    window: 60
+    watch: [0.2, 0.45]
+    reason: {en: "the gradient norm rose towards a peak near a third of the run on the ladder",
+             zh: 在规模阶梯实验中，梯度范数在训练约三分之一处升至峰值}
+  - id: first-quarter
+    title: {en: "First 25% of the budget: the go / no-go decision",
+            zh: 预算前 25%：继续还是停止的决策点}
+    metric: prediction
+    rule: "band_excess > 0"
+    watch: [0.2, 0.25]
+    reason: {en: "eval loss outside the prediction band at 25% would reopen the decision",
+             zh: 若在 25% 时评估损失落在预测区间外，将重新讨论这一决策}
+  - id: data-mix-switch
+    title: {en: Data-mix phase switch to mid-training, zh: 数据配比切换到中期训练阶段}
+    metric: eval_loss
+    rule: "increase > 0.03"
+    watch: [0.78, 0.85]
+  - id: drop-rebound
+    title: {en: Token dropping rebounding after a context-length change,
+            zh: 上下文长度变更后 token 丢弃率反弹}
+    metric: drop_fraction
+    rule: "rebound > 2"
+    window: 60
+    after: sequence_length
+    reason: {en: "dropping rose from ~7% to ~40% when an earlier run's context grew 4K -> 65K;
+       watched against its p50 in the day before the context change",
+             zh: 在早先的一次训练中，上下文从 4K 增长到 65K 时丢弃率从约 7% 升至约 40%；
+       以上下文变更前一天的中位数为基线观察}
+claims:
+  - {statement: {en: "The run uses 792 GPUs", zh: 本次训练使用 792 块 GPU}, value: 792,
+     unit: GPUs, who: an example post, where: illustrative claim, when: 2026-08-18,
+     against: config.accelerators, how: equals}
+  - {statement: {en: "18.75T tokens", zh: 18.75 万亿 token}, value: 18.75e12, unit: tokens,
+     who: an example post, where: illustrative claim, when: 2026-08-18,
+     against: config.token_budget, how: within, tolerance: 0.01}
+  - {statement: {en: "MFU p50 13.6%", zh: MFU 中位数 13.6%}, value: 13.6, unit: percent,
+     who: an example post, where: illustrative claim, when: 2026-08-25, against: data.mfu_p50,
+     how: within, tolerance: 0.1}
+  - {statement: {en: "Billions of dollars of compute", zh: 算力花费数十亿美元}, value: 1.0e9,
+     unit: USD, who: an example post, where: illustrative claim,
+     against: data.projected_cost_usd, how: at_least}
+"""
+
+_WATCH_NOTE = {
+    "simulated": """
+# The prediction, risks and claims below are EXAMPLES that fit the simulated run (its
+# prediction follows the simulated eval loss; its risks and claims are illustrative). For
+# a live run, write your own before it starts: the prediction's sha256 is sealed on day 1
+# and a later change is flagged. README "Configuration" lists every key.
+""",
+    "live": """
+# The prediction, risks and claims below are EXAMPLES (they fit the simulated run of
+# `chronicle init --source simulated`): uncomment them and write your run's own before it
+# starts. The prediction's sha256 is sealed on day 1 and a later change is flagged.
+# README "Configuration" lists every key.
+""",
+}
+_HEALTH_EXAMPLE = """\
 # health:                       # override or extend the 12 default checks
 #   - {id: grad_norm, rule: "max > 3.0"}
-# risks:
-#   - {id: first-quarter, title: "25% of the budget: continue or stop",
-#      metric: prediction, rule: "band_excess > 0", watch: [0.2, 0.25]}
-# claims:
-#   - {statement: "792 GPUs", value: 792, unit: GPUs, who: someone, where: a post,
-#      when: 2026-08-01, against: config.accelerators, how: equals}
 """
+
+
+def watch_sections(source: str) -> str:
+    """Return the watchers' sections of a new chronicle.yml: the examples, active for a
+    simulated run, commented out for a live one."""
+    examples = SIMULATED_WATCH if source == "simulated" else "".join(
+        f"# {line}".rstrip() + "\n" for line in SIMULATED_WATCH.splitlines())
+    return _WATCH_NOTE[source] + examples + _HEALTH_EXAMPLE
+
 
 FAILURES_TEMPLATE = """\
 # failures.yml: hand-written failure records, merged with those detected from metrics and
@@ -136,11 +241,31 @@ class InitOptions:
     url: str = "https://example.org/chronicle/"
     author: str = "chronicle contributors"
     languages: tuple[str, ...] = ("en", "zh")  # English only: ("en",)
-    watch: str = WATCH_TEMPLATE  # the prediction / health / risks / claims sections
-    config_keys: str = ("# config_keys: {sequence_length: model.max_seq_len, "
-                        "train_steps: trainer.trainer.num_train_steps}")
+    # The prediction / risks / claims sections; None: the examples (`watch_sections`).
+    watch: str | None = None
+    # None: the simulated run's line, active for a simulated chronicle, commented for a
+    # live one (an example of an override).
+    config_keys: str | None = None
     pulls: str = ("# pulls: {paths: ['experiments/*'], labels: [training-run]}   "
                   "# merged PRs recorded as changes")
+
+
+def _config_keys_note() -> str:
+    """The comment above `config_keys`: what it says, and its defaults (config/metrics.py)."""
+    defaults = ", ".join(f"{k}: {v}" for k, v in DEFAULT_CONFIG_KEYS.items())
+    return textwrap.fill(
+        f"where a run's W&B config keeps its sequence length and schedule (default: "
+        f"{{{defaults}}}, Marin's levanter layout):", width=92, initial_indent="  # ",
+        subsequent_indent="  #   ", break_on_hyphens=False)
+
+
+def _config_keys(options: InitOptions) -> str:
+    if options.config_keys is not None:
+        return options.config_keys
+    if options.source == "simulated":
+        return SIMULATED_CONFIG_KEYS
+    return ("# e.g. a run keeping them in trainer itself, as the simulated run does:\n"
+            f"  # {SIMULATED_CONFIG_KEYS}")
 
 
 def _refuse_links(target: Path, rels: list[str]) -> None:
@@ -233,9 +358,16 @@ def init_chronicle(target: Path, options: InitOptions) -> list[Path]:
         url=options.url,
         author=options.author,
         languages=", ".join(options.languages),
-        watch=options.watch,
-        config_keys=options.config_keys,
+        watch=options.watch if options.watch is not None else watch_sections(options.source),
+        config_keys=_config_keys(options),
+        config_keys_note=_config_keys_note(),
         pulls=options.pulls,
+        # Keys shown at their default: each line from its declaration (config/model.py).
+        mfu_unit=declared_line("wandb.mfu_unit"),
+        gap_minutes=declared_line("failures.gap_minutes"),
+        seed=declared_line("simulated.seed"),
+        days=declared_line("simulated.days", options.planned_days),
+        engine=declared_line("site.engine", indent=4),
     )
     for name, text in (("chronicle.yml", config), ("failures.yml", FAILURES_TEMPLATE)):
         if _write_new(target, name, text.encode()):

@@ -8,10 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from chronicle.config import RunConfig
-from tests.support.config import make_config
-from tests.support.fakes.wandb_server import FakeWandb
-from tests.support.live import Live, live_chronicle, live_servers
+from chronicle.site.core import load_core
+
+# Before any test imports mkdocs: builds run in this process on the MkDocs 1.x that
+# `chronicle build` runs on (ProperDocs, site/core.py), as those of its edition processes do.
+load_core()
+
+from chronicle.config import RunConfig  # noqa: E402
+from tests.support.config import make_config  # noqa: E402
+from tests.support.fakes.wandb_server import FakeWandb  # noqa: E402
+from tests.support.live import Live, live_chronicle, live_servers  # noqa: E402
 
 
 @pytest.fixture

@@ -3,11 +3,13 @@ each round's own ratio so a reader sees how far the machine drifted."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from bench.__main__ import Rounds, checkout, row, set_aside
+from bench.results import RESULTS, block_text, record, replace_block
 from bench.speedups import Measured
 
 
@@ -78,3 +80,26 @@ def test_a_nightly_checkout_leaves_out_what_was_set_aside_in_its_base(tmp_path: 
     checkout(base, work)
     assert sorted(p.name for p in work.iterdir()) == ["chronicle.yml"]
     assert len(list((tmp_path / ".aside").iterdir())) == 1  # the previous copy, moved
+
+
+def test_a_run_replaces_its_own_block_of_the_results_file_and_nothing_else(
+        tmp_path: Path) -> None:
+    # The latest figures have one home, bench/RESULTS.md; the journal around them is kept.
+    results = tmp_path / "RESULTS.md"
+    results.write_text("# journal\n<!-- bench:start -->\nold\n<!-- bench:end -->\nkept\n"
+                       "<!-- speedups:start -->\nx\n<!-- speedups:end -->\n")
+    record("bench", "python -m bench 100", ["ratio 0.65", "peak 249 MB"], 3360.0, results)
+    text = results.read_text()
+    assert text.startswith("# journal\n<!-- bench:start -->\nWritten by `python -m bench 100`")
+    assert f"({os.cpu_count()} cores, 56 min)" in text
+    assert "```text\nratio 0.65\npeak 249 MB\n```\n<!-- bench:end -->\nkept\n" in text
+    assert "<!-- speedups:start -->\nx\n<!-- speedups:end -->" in text
+    with pytest.raises(ValueError):
+        replace_block("no markers", "bench", "x")
+
+
+def test_the_results_file_has_both_blocks() -> None:
+    text = RESULTS.read_text(encoding="utf-8")
+    for name in ("bench", "speedups"):
+        assert replace_block(text, name, "x\n").count("x\n") >= 1
+    assert "Written by `python -m bench" in block_text("python -m bench", ["a"], 60.0)

@@ -84,7 +84,9 @@ CASES: list[tuple[str, str, Edit, tuple[str, ...]]] = [
      ("run.token_budget:", "got .inf")),
     ("nan-price", "chronicle.yml", replace("spot 2026-11: 4.22", "spot 2026-11: .NaN"),
      ("run.prices_usd_per_accelerator_hour.spot 2026-11:", "got .nan")),
-    ("nan-prediction", "chronicle.yml", append(b"prediction: {table: [[0.5, .nan]]}\n"),
+    # The scaffold's example prediction (init --source simulated), one value made NaN.
+    ("nan-prediction", "chronicle.yml", replace("- [0.02, 2.9226, 2.9106, 2.9346]",
+                                                "- [0.02, .nan, 2.9106, 2.9346]"),
      ("prediction.table[0]:", "finite numbers")),
     ("inf-health", "chronicle.yml", append(b'health: [{id: grad_norm, rule: "max > 1e999"}]\n'),
      ("health[0].rule:",)),

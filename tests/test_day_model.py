@@ -11,13 +11,13 @@ from chronicle.analysis.day_model import DaySummary, figure_at, figures, require
 from tests.support.goldens import unpack_v1
 from tests.support.paths import REPO
 
-README = (REPO / "README.md").read_text(encoding="utf-8")
+DAY_JSON_PAGE = REPO / "documentation" / "pages" / "day-json.md"
 
 
 def test_every_day_field_is_documented() -> None:
-    section = README.split("### Day JSON (contract)", 1)[1].split("\n## ", 1)[0]
+    section = DAY_JSON_PAGE.read_text(encoding="utf-8").split("\n## ", 1)[0]
     missing = [k for k in get_type_hints(DaySummary) if f"`{k}`" not in section]
-    assert not missing, f"README's Day JSON section lacks {missing}"
+    assert not missing, f"{DAY_JSON_PAGE.name}'s Day JSON section lacks {missing}"
 
 
 def test_sealed_day_json_has_exactly_the_declared_fields(tmp_path: Path) -> None:

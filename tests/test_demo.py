@@ -23,6 +23,13 @@ def two_days(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert proc.returncode == 0, output
     assert "night   2: snapshot 2026-08-22T031700Z, sealed 2026-08-21" in output
     assert "demo chronicle: 2 sealed days, 2 snapshots" in output
+    # It says each step while it runs (the build's from each edition's process too), and
+    # ends with how to look at the site: served, not opened from disk.
+    for step in ("night   1: snapshot", "building the site (en, zh)",
+                 "en edition: post-build steps done", "zh edition: post-build steps done"):
+        assert step in output, step
+    assert output.splitlines()[-1] == (
+        f"preview it: chronicle serve --dir {out}, then open http://127.0.0.1:8000/")
     assert left_in_session(proc.pid) == []  # the nights' process and every worker ended
     return out
 

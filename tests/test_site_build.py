@@ -62,6 +62,18 @@ def test_a_non_empty_folder_that_is_not_a_site_is_refused_untouched(
 ENGINES = ["mkdocs", "zensical"]
 
 
+def test_engine_builds_with_another_engine_for_this_build_only(root: Path) -> None:
+    # The nightly action's `engine` input: chronicle.yml says mkdocs, this build Zensical.
+    before = (root / "chronicle.yml").read_bytes()
+    result = cli("build", "--dir", str(root), "--engine", "zensical")
+    assert result.exit_code == 0, result.output
+    assert f"built {root / 'site'} with zensical in " in result.stdout
+    assert 'content="zensical-' in (root / "site" / "index.html").read_text(encoding="utf-8")
+    assert (root / "chronicle.yml").read_bytes() == before
+    wrong = cli("build", "--dir", str(root), "--engine", "hugo")
+    assert wrong.exit_code == EXIT_USAGE and "'hugo' is not one of" in wrong.output
+
+
 def _engine(root: Path, engine: str) -> None:
     config = root / "chronicle.yml"
     config.write_text(config.read_text().replace("site:\n", f"site:\n  engine: {engine}\n", 1))

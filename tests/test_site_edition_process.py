@@ -12,6 +12,7 @@ from chronicle.config import load_config
 from chronicle.errors import ChronicleError
 from chronicle.executor import Executor
 from chronicle.site.build import build_site
+from chronicle.site.core import PROPERDOCS
 from chronicle.site.edition_process import EditionProcess
 from tests.support.processes import children
 from tests.support.site_factory import Built, make_chronicle, tree_bytes
@@ -66,7 +67,7 @@ def test_a_failed_edition_build_names_its_edition_and_leaves_nothing(made: Built
     before = _started()
     with Executor() as executor:
         child = EditionProcess.start(executor, config, made.root / "missing.yml", "zh",
-                                     tmp_path / ".site.building-1-zh")
+                                     tmp_path / ".site.building-1-zh", PROPERDOCS)
         with pytest.raises(ChronicleError, match=r"the site build failed \(zh edition\)"):
             child.finish(tmp_path / "site")
         child.stop()

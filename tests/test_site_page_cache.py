@@ -46,7 +46,9 @@ def _site(tmp_path: Path, pages: dict[str, str]) -> MkDocsConfig:
     for name, text in pages.items():
         (docs / name).write_text(text, encoding="utf-8")
     (tmp_path / "mkdocs.yml").write_text(
-        "site_name: t\nuse_directory_urls: false\nnot_in_nav: |\n  /a.md\n"
+        # A theme named: ProperDocs, the core builds run on (site/core.py), ships none.
+        "site_name: t\ntheme:\n  name: material\nuse_directory_urls: false\n"
+        "not_in_nav: |\n  /a.md\n"
         "markdown_extensions:\n  - toc:\n      permalink: true\n  - tables\n  - attr_list\n"
         "validation:\n  anchors: warn\n", encoding="utf-8")
     return load_config(config_file=str(tmp_path / "mkdocs.yml"))

@@ -156,7 +156,8 @@ class WandbSection:
                                doc="discover the lineage by W&B group instead")
     metrics: dict[str, str] = option(_metric_map, factory=lambda: dict(DEFAULT_METRICS),
                                      doc="overrides of the canonical metric -> W&B key map")
-    mfu_unit: str = option(choice(MFU_UNITS), default="percent", doc="how MFU is logged")
+    mfu_unit: str = option(choice(MFU_UNITS), default="percent",
+                           doc="how throughput/mfu is logged: percent or fraction")
     timeout_seconds: int = option(integer(1, 3600), default=30,
                                   doc="HTTP timeout of the W&B client")
     keys: tuple[str, ...] = option(strings("['train/*', eval/loss]"), default=DEFAULT_KEYS,
@@ -278,7 +279,7 @@ class SiteSection:
                              doc="the chronicle's concept DOI on Zenodo (10.5281/zenodo.N)")
     languages: tuple[str, ...] = option(_languages, default=("en",),
                                         doc="the site's languages: en, then translations")
-    # Material for MkDocs reached its end of life on 2026-11-05; Zensical is its successor
+    # Material for MkDocs reaches its end of life on 2027-05-05; Zensical is its successor
     # (README "Engines"). Both build the same sources (site/sources.py).
     engine: str = option(choice(ENGINES), default="mkdocs",
                          doc="what builds the site: mkdocs (mkdocs-material) or zensical")

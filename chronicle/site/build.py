@@ -26,8 +26,10 @@ from chronicle.errors import ChronicleError
 from chronicle.executor import Executor, libc, preserved
 from chronicle.render.i18n import edition_dir
 from chronicle.site.build_cache import Caches
+from chronicle.site.core import PROPERDOCS, core_logging, describe_core, load_core
 from chronicle.site.edition_process import EditionProcess
 from chronicle.site.editions import Editions
+from chronicle.site.progress import Say, Steps
 from chronicle.site.publish import (
     clear_leftovers,
     edition_staging,
@@ -71,7 +73,7 @@ def check_site_dir(site_dir: Path) -> None:
 def build_site(config: RunConfig, site_dir: Path | None = None,
                seconds: dict[str, float] | None = None,
                cached: dict[str, int] | None = None, beside: bool | None = None,
-               executor: Executor | None = None) -> Path:
+               executor: Executor | None = None, say: Say | None = None) -> Path:
     """Build the site and publish it as `site_dir` (default <root>/site); return it.
 
     `seconds`, when given, receives the wall time of each language's build; `cached`, for
@@ -81,11 +83,12 @@ def build_site(config: RunConfig, site_dir: Path | None = None,
     each translated edition in its own process while English builds (None: when the
     executor runs that speed-up, on a machine with two cores; site/edition_process.py),
     or after it in this one (False). `executor`: the command's (render workers, the
-    edition's process, the staging folders); without one, the build has its own.
+    edition's process, the staging folders); without one, the build has its own. `say`:
+    where each edition says its steps as they end (site/progress.py; None: silent).
     """
     if executor is None:
         with Executor() as own:
-            return build_site(config, site_dir, seconds, cached, beside, own)
+            return build_site(config, site_dir, seconds, cached, beside, own, say)
     mkdocs_yml = config.root / "mkdocs.yml"
     if not mkdocs_yml.is_file():
         raise ChronicleError(
@@ -111,15 +114,18 @@ def build_site(config: RunConfig, site_dir: Path | None = None,
         try:
             if config.site.engine == "zensical":
                 _build_with_zensical(config, staging, caches,
-                                     seconds if seconds is not None else {}, executor)
+                                     seconds if seconds is not None else {}, executor, say)
             else:
                 _build_editions(config, mkdocs_yml, staging, site_dir, editions, caches,
-                                beside, seconds if seconds is not None else {}, executor)
+                                beside, seconds if seconds is not None else {}, executor,
+                                say)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)  # now, not when the command ends
             raise
         # Every edition is complete: the site is replaced whole, at once.
         publish(staging, site_dir)
+        if say is not None:
+            say(f"published {site_dir} ({', '.join(config.site.languages)})")
         caches.prune()  # only after every edition: they share the folders
     if cached is not None:
         for kind, cache in caches.each().items():
@@ -129,18 +135,21 @@ def build_site(config: RunConfig, site_dir: Path | None = None,
 
 def _build_editions(config: RunConfig, mkdocs_yml: Path, staging: Path, site_dir: Path,
                     editions: Editions, caches: Caches, beside: bool | None,
-                    took: dict[str, float], executor: Executor) -> None:
+                    took: dict[str, float], executor: Executor, say: Say | None) -> None:
     """Build every edition of `config.site.languages` into `staging`; raise on the first
     that fails (the others are stopped)."""
     english, *others = config.site.languages
     use_beside = executor.uses("beside") if beside is None else beside
-    children = _start_editions(executor, config, mkdocs_yml, others, use_beside, site_dir)
+    # Before any mkdocs import: each edition's process runs the core this one does.
+    core = load_core()
+    children = _start_editions(executor, config, mkdocs_yml, others, use_beside, site_dir,
+                               core, say)
     try:
         # English first: it empties its folder.
         for code in [english, *[c for c in others if c not in children]]:
             started = time.perf_counter()
             mkdocs_build(config, mkdocs_yml, staging / edition_dir(code), code, editions,
-                         executor)
+                         executor, core, say)
             took[code] = time.perf_counter() - started
         if children:
             # The editions beside it take longer (they draw their day charts): what this
@@ -174,7 +183,8 @@ def engine_notes(config: RunConfig) -> list[str]:
 
 
 def _build_with_zensical(config: RunConfig, staging: Path, caches: Caches,
-                         took: dict[str, float], executor: Executor) -> None:
+                         took: dict[str, float], executor: Executor, say: Say | None
+                         ) -> None:
     """Build every edition with Zensical into `staging` (site/zensical.py), English first
     (its folder holds the others)."""
     from chronicle.render.i18n import language
@@ -184,7 +194,11 @@ def _build_with_zensical(config: RunConfig, staging: Path, caches: Caches,
 
     langs = [language(code, config.root / LOCALE_FOLDER, config)
              for code in config.site.languages]
-    took.update(build_editions(load_inputs(config, caches), langs, staging, caches, executor))
+    started = time.perf_counter()
+    inputs = load_inputs(config, caches)
+    if say is not None:
+        say(f"store read ({time.perf_counter() - started:.1f} s)")
+    took.update(build_editions(inputs, langs, staging, caches, executor, say))
 
 
 def release_memory() -> None:
@@ -198,67 +212,86 @@ def release_memory() -> None:
 
 
 def _start_editions(executor: Executor, config: RunConfig, mkdocs_yml: Path,
-                    codes: list[str], beside: bool, site_dir: Path
-                    ) -> dict[str, EditionProcess]:
+                    codes: list[str], beside: bool, site_dir: Path, core: str,
+                    say: Say | None) -> dict[str, EditionProcess]:
     """Start a process building each of the translated editions `codes` (none unless
-    `beside`); {code: its process}."""
+    `beside`) on `core` (site/core.py), its steps said with `say`; {code: its process}."""
     if not codes or not beside:
         return {}
     started: dict[str, EditionProcess] = {}
     for code in codes:
         try:
             started[code] = EditionProcess.start(executor, config, mkdocs_yml, code,
-                                                 edition_staging(site_dir, code))
+                                                 edition_staging(site_dir, code), core,
+                                                 say)
         except OSError as err:  # no staging folder: build it after English
             log.info("building the %s edition after English: %s", code, err)
     return started
 
 
 def mkdocs_build(config: RunConfig, mkdocs_yml: Path, site_dir: Path, code: str,
-                 editions: Editions, executor: Executor) -> None:
+                 editions: Editions, executor: Executor, core: str = PROPERDOCS,
+                 say: Say | None = None) -> None:
     """Run one mkdocs build of `mkdocs_yml` into `site_dir`, as the `code` edition, with
-    the command's `executor` (its render workers draw the charts).
+    the command's `executor` (its render workers draw the charts), on `core` (the MkDocs
+    1.x that runs it, site/core.py: ProperDocs unless this process runs mkdocs already),
+    saying its steps with `say` (site/progress.py).
 
     Nothing depends on the working folder: mkdocs resolves the config's paths (docs_dir,
     hooks, theme folders, gen-files scripts) from mkdocs.yml's folder, and the plugin
     does so for the rss plugin's cache folder.
     """
+    load_core(core)
+    from mkdocs.exceptions import Abort, ConfigurationError, PluginError
+
+    collect = _Collect()
+    edition = "" if code == config.site.languages[0] else f" ({code} edition)"
+    with core_logging() as logger:
+        logger.addHandler(collect)
+        try:
+            _run_mkdocs(config, mkdocs_yml, site_dir, code, editions, executor, say, edition)
+        except (Abort, ConfigurationError, PluginError) as err:
+            warned = collect.messages
+            listed = "".join(f"\n  - {m}" for m in warned[:_MAX_WARNINGS])
+            if len(warned) > _MAX_WARNINGS:
+                listed += f"\n  - ... and {len(warned) - _MAX_WARNINGS} more"
+            raise ChronicleError(f"{mkdocs_yml}: the site build failed{edition}: {err}"
+                                 + (f"; the warnings:{listed}" if warned else "")) from err
+        finally:
+            logger.removeHandler(collect)
+
+
+def _run_mkdocs(config: RunConfig, mkdocs_yml: Path, site_dir: Path, code: str,
+                editions: Editions, executor: Executor, say: Say | None, edition: str
+                ) -> None:
+    """Load mkdocs.yml for the `code` edition and build it (`mkdocs_build`)."""
     from mkdocs.commands.build import build
     from mkdocs.config import load_config as load_mkdocs
-    from mkdocs.exceptions import Abort, ConfigurationError, PluginError
 
     from chronicle.site.plugin import EXECUTOR_ATTR, ChroniclePlugin
 
-    collect = _Collect()
-    logger = logging.getLogger("mkdocs")
-    logger.addHandler(collect)
-    edition = "" if code == config.site.languages[0] else f" ({code} edition)"
-    try:
-        cfg = load_mkdocs(config_file=str(mkdocs_yml), strict=True, site_dir=str(site_dir))
-        setattr(cfg, EXECUTOR_ATTR, executor)  # the plugin's (or old hooks') on_config reads it
-        plugin = cfg.plugins.get("chronicle")
-        if isinstance(plugin, ChroniclePlugin):
-            plugin.use_edition(code, editions)
-        elif edition:
-            raise ChronicleError(
-                f"{mkdocs_yml}: site.languages lists {code}, but only the `chronicle` plugin "
-                "builds translated editions; add `- chronicle` under `plugins:` (this "
-                "mkdocs.yml predates it), or set `site.languages: [en]`")
-        # The mkdocs CLI fires these around a build; plugins (rss) set up state in them.
-        # The plugin sets SOURCE_DATE_EPOCH for the build and restores it when the build
-        # ends; an old chronicle's hooks hear no build error, so it is restored here too.
-        with preserved("SOURCE_DATE_EPOCH"):
-            cfg.plugins.on_startup(command="build", dirty=False)
-            try:
-                build(cfg)
-            finally:
-                cfg.plugins.on_shutdown()
-    except (Abort, ConfigurationError, PluginError) as err:
-        warned = collect.messages
-        listed = "".join(f"\n  - {m}" for m in warned[:_MAX_WARNINGS])
-        if len(warned) > _MAX_WARNINGS:
-            listed += f"\n  - ... and {len(warned) - _MAX_WARNINGS} more"
-        raise ChronicleError(f"{mkdocs_yml}: the site build failed{edition}: {err}"
-                             + (f"; the warnings:{listed}" if warned else "")) from err
-    finally:
-        logger.removeHandler(collect)
+    cfg = load_mkdocs(config_file=str(mkdocs_yml), strict=True, site_dir=str(site_dir))
+    setattr(cfg, EXECUTOR_ATTR, executor)  # the plugin's (or old hooks') on_config reads it
+    if say is not None:
+        from chronicle.site.progress_plugin import NAME, ProgressPlugin
+
+        cfg.plugins[NAME] = ProgressPlugin(
+            Steps(say, code, f"mkdocs-material on {describe_core()}"))
+    plugin = cfg.plugins.get("chronicle")
+    if isinstance(plugin, ChroniclePlugin):
+        plugin.use_edition(code, editions)
+    elif edition:
+        raise ChronicleError(
+            f"{mkdocs_yml}: site.languages lists {code}, but only the `chronicle` plugin "
+            "builds translated editions; add `- chronicle` under `plugins:` (this "
+            "mkdocs.yml predates it), or set `site.languages: [en]`")
+    # The mkdocs CLI fires these around a build; plugins (rss) set up state in them.
+    # The plugin sets SOURCE_DATE_EPOCH for the build and restores it when the build
+    # ends; an old chronicle's hooks hear no build error, so it is restored here too.
+    with preserved("SOURCE_DATE_EPOCH"):
+        cfg.plugins.on_startup(command="build", dirty=False)
+        try:
+            build(cfg)
+        finally:
+            cfg.plugins.on_shutdown()
+

@@ -26,7 +26,9 @@ untouched.
 from __future__ import annotations
 
 import contextlib
+import queue
 import shutil
+import threading
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -40,10 +42,13 @@ from chronicle.executor import Child, ChildGone, Executor
 from chronicle.render.i18n import edition_dir
 from chronicle.site.build_cache import Caches
 from chronicle.site.editions import Editions
+from chronicle.site.progress import Say
 
 # What the child reports: ("done", seconds, {kind: [keys reused, keys made]}),
-# ("error", message) for a failed build, ("crash", traceback) for a defect.
+# ("error", message) for a failed build, ("crash", traceback) for a defect; before it,
+# ("line", text) for each step it says, when told to talk (site/progress.py).
 Report = tuple[Any, ...]
+_RELAY_STOP_SECONDS = 5.0  # how long `stop` waits for the thread relaying the child's lines
 
 
 @dataclass
@@ -55,11 +60,17 @@ class EditionProcess:
     child: Child
     seconds: float = 0.0
     caches: dict[str, list[Any]] = field(default_factory=dict)
+    # With a `say`: a thread hands on the child's lines as they come (this process's main
+    # thread builds English meanwhile) and its report, or how it ended, to `finish`.
+    _relay: threading.Thread | None = field(default=None, repr=False)
+    _reports: queue.Queue[Report | ChildGone] = field(default_factory=queue.Queue, repr=False)
 
     @classmethod
     def start(cls, executor: Executor, config: RunConfig, mkdocs_yml: Path, code: str,
-              staging: Path) -> EditionProcess:
-        """Start building the `code` edition into the folder `staging`; return at once.
+              staging: Path, core: str, say: Say | None = None) -> EditionProcess:
+        """Start building the `code` edition into the folder `staging` on `core` (the
+        MkDocs 1.x this process runs, site/core.py), its steps said with `say` as the child
+        ends each (site/progress.py); return at once.
 
         Raises OSError when the staging folder cannot be made (the caller then builds
         the edition in its own process, after English).
@@ -73,13 +84,43 @@ class EditionProcess:
         # on two cores the child draws its charts itself, with no render worker of its own.
         child = executor.start(_child, config, mkdocs_yml, staging, code,
                                tuple(executor.without), max(1, (executor.cores or 1) - 1),
+                               core, say is not None,
                                name=f"the {code} edition's build process")
-        return cls(code=code, staging=staging, child=child)
+        process = cls(code=code, staging=staging, child=child)
+        if say is not None:
+            process._relay = threading.Thread(target=process._forward, args=(say,),
+                                              daemon=True, name=f"chronicle-{code}-steps")
+            process._relay.start()
+        return process
+
+    def _forward(self, say: Say) -> None:
+        """In the relay thread: say each of the child's lines; queue its report, or the
+        ChildGone of a child that ended without one."""
+        while True:
+            try:
+                message = self.child.recv()
+            except ChildGone as err:
+                self._reports.put(err)
+                return
+            if message[0] != "line":
+                self._reports.put(message)
+                return
+            say(message[1])
+
+    def _report(self) -> Report:
+        """Return the child's report (raise ChildGone if it ended without one)."""
+        if self._relay is None:
+            report: Report = self.child.recv()
+            return report
+        got = self._reports.get()
+        if isinstance(got, ChildGone):
+            raise got
+        return got
 
     def finish(self, site_dir: Path) -> None:
         """Wait for the child; move its edition into `site_dir`, or raise its error."""
         try:
-            report: Report = self.child.recv()
+            report = self._report()
         except ChildGone as err:
             raise BuildProcessError(
                 f"the {self.code} edition's build process ended before it finished "
@@ -110,12 +151,15 @@ class EditionProcess:
     def stop(self) -> None:
         """End the child if it still runs (the English build failed), drop its staging."""
         self.child.stop()
+        if self._relay is not None:  # its connection is closed: it ends
+            self._relay.join(_RELAY_STOP_SECONDS)
         shutil.rmtree(self.staging, ignore_errors=True)
 
 
 def _child(conn: Connection, config: RunConfig, mkdocs_yml: Path, staging: Path,
-           code: str, without: tuple[str, ...], cores: int) -> None:
-    """Build the `code` edition into `staging`; report to the parent over `conn`."""
+           code: str, without: tuple[str, ...], cores: int, core: str, talk: bool) -> None:
+    """Build the `code` edition into `staging` on `core`; report to the parent over
+    `conn` (and, if `talk`, each of its steps as it ends)."""
     from chronicle.site.build import mkdocs_build
 
     caches = Caches.of(config.root)
@@ -126,7 +170,8 @@ def _child(conn: Connection, config: RunConfig, mkdocs_yml: Path, staging: Path,
         # Its own executor: what the edition's build starts (the render worker that
         # draws its charts) ends with it.
         with Executor(without=without, cores=cores) as executor:
-            mkdocs_build(config, mkdocs_yml, staging, code, editions, executor)
+            mkdocs_build(config, mkdocs_yml, staging, code, editions, executor, core,
+                         (lambda line: conn.send(("line", line))) if talk else None)
         used = {kind: [sorted(cache.used - cache.missed_keys), sorted(cache.missed_keys)]
                 for kind, cache in caches.each().items()}
         report = ("done", time.perf_counter() - started, used)

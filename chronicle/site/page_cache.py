@@ -54,14 +54,16 @@ from chronicle.site.pages import nav_paths
 
 # Bump when what an entry holds changes.
 _FORMAT = 1
-# mkdocs keeps a page's links to anchors only at this logger's levels above DEBUG.
-_PAGES_LOG = logging.getLogger("mkdocs.structure.pages")
+# mkdocs 1.6.1 keeps a page's links to anchors only at this logger's levels above DEBUG
+# (ProperDocs always keeps them): the logger of the core's pages module (site/core.py).
+_PAGES_LOG = logging.getLogger(Page.__module__)
 
 
 # What converts and indexes a page besides the extensions mkdocs.yml names: module ->
 # its distribution (Markdown, Material's extensions and search plugin, the highlighter,
 # jieba and the regex library search uses; chronicle is in the code fingerprint).
-_ENGINE = {"markdown": "markdown", "mkdocs": "mkdocs", "material": "mkdocs-material",
+# mkdocs is whichever MkDocs 1.x the process runs (site/core.py): named by its module.
+_ENGINE = {"markdown": "markdown", "mkdocs": None, "material": "mkdocs-material",
            "pymdownx": "pymdown-extensions", "pygments": "pygments", "jieba": "jieba",
            "backrefs": "backrefs", "chronicle": None}
 
@@ -79,6 +81,8 @@ def _versions(modules: set[str]) -> dict[str, str]:
     version may give other bytes. By name, as imports find them: never every distribution
     on the path, which depends on the folder a command is started from."""
     found = {name: _version(name) for name in _ENGINE.values() if name}
+    core = sys.modules["mkdocs"]
+    found["mkdocs"] = f"{core.__name__}-{getattr(core, '__version__', '-')}"
     builtin = {m.name for m in pkgutil.iter_modules(markdown.extensions.__path__)}
     others = {m.split(".")[0] for m in modules} - set(_ENGINE) - builtin \
         - set(sys.stdlib_module_names)
@@ -245,10 +249,13 @@ class _Noted(logging.Handler):
 
 @contextmanager
 def _logging() -> Iterator[list[logging.LogRecord]]:
-    """Note every record logged meanwhile (from any logger: mkdocs's does not pass its
-    records on when its command line set it up, so it is heard too)."""
+    """Note every record logged meanwhile (from any logger: the core's does not pass its
+    records on when its command line set it up, so it is heard too, and so is `mkdocs`,
+    the name plugins log under, whichever core runs: site/core.py)."""
     noted = _Noted()
-    loggers = (logging.getLogger(), logging.getLogger("mkdocs"))
+    core = Page.__module__.split(".")[0]
+    loggers = tuple({id(x): x for x in (logging.getLogger(), logging.getLogger("mkdocs"),
+                                        logging.getLogger(core))}.values())
     for logger in loggers:
         logger.addHandler(noted)
     try:

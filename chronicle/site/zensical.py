@@ -1,6 +1,6 @@
 """The Zensical adapter: the chronicle's sources built by Zensical (site stage).
 
-Material for MkDocs reached its end of life on 2026-11-05; Zensical, by Material's team,
+Material for MkDocs reaches its end of life on 2027-05-05; Zensical, by Material's team,
 reads the same mkdocs.yml and renders the same Python-Markdown, but runs no MkDocs plugin
 or hook. So each edition's sources are written as a project of plain files
 (site/tree.py) under `.cache/zensical/<code>/` (kept between builds on this machine,
@@ -33,6 +33,7 @@ from chronicle.site.build_cache import BuildCache, Caches, code_fingerprint, ent
 from chronicle.site.editions import EditionFiles
 from chronicle.site.finish import finish_edition
 from chronicle.site.inputs import BuildInputs
+from chronicle.site.progress import Say, Steps
 from chronicle.site.statics import Drawing
 from chronicle.site.tree import EditionTree, write_edition
 
@@ -61,9 +62,10 @@ class EditionBuild:
     the executor's `beside` speed-up)."""
 
     def __init__(self, inputs: BuildInputs, lang: Language, site_dir: Path,
-                 caches: Caches | None, executor: Executor) -> None:
+                 caches: Caches | None, executor: Executor, say: Say | None = None) -> None:
         self.inputs, self.lang, self.site_dir = inputs, lang, site_dir
-        self.caches, self.executor = caches, executor
+        self.caches, self.executor, self.say = caches, executor, say
+        self._steps: Steps | None = None  # what the edition says as it builds
         self.tree = EditionTree(lang.code, inputs.config.root / TREES / lang.code)
         self.seconds = 0.0
         self._child: Child | None = None
@@ -89,8 +91,11 @@ class EditionBuild:
                 "`pip install zensical==0.0.73` (README \"Engines\"), or set site.engine: "
                 "mkdocs")
         code = self.lang.code
+        if self.say is not None:
+            self._steps = Steps(self.say, code, f"Zensical {self._version}")
         self._sources = write_edition(self.inputs, self.lang, self.tree, self.caches,
                                       self.executor, zensical=True)
+        self._done(f"sources of {len(self._sources)} files written")
         engine_cache.restore(self.tree.root, self._engine_cache, self._engine_key)
         # The charts' SVGs are drawn in `finish`, while Zensical builds the pages in its
         # child (a translated edition's day charts came drawn into the tree).
@@ -115,7 +120,9 @@ class EditionBuild:
         started = time.perf_counter()
         assert self._child is not None and self._drawing is not None, "start first"
         self._drawing.svgs()  # while Zensical builds
+        self._done("charts drawn")
         scans = _wait(self._child, self.tree, self._scans is not None)
+        self._done("pages built by Zensical")
         if self._scans is not None and isinstance(scans, dict):
             self._scans.put_text(self._scans_key, json.dumps(scans, separators=(",", ":")))
         if self._engine_cache is not None:
@@ -130,17 +137,24 @@ class EditionBuild:
                        if not _in_edition_folder(rel := p.relative_to(site_dir).as_posix(),
                                                  self.inputs))
         finish_edition(site_dir, self.inputs, self.lang, self._sources, pages)
+        self._done("post-build steps done (sealed sources, chart files, feed items, "
+                   "sitemaps)")
         self.seconds += time.perf_counter() - started
         return self.seconds
 
+    def _done(self, step: str) -> None:
+        if self._steps is not None:
+            self._steps.done(step)
+
 
 def build_editions(inputs: BuildInputs, langs: list[Language], staging: Path,
-                   caches: Caches | None, executor: Executor) -> dict[str, float]:
+                   caches: Caches | None, executor: Executor, say: Say | None = None
+                   ) -> dict[str, float]:
     """Build every edition of `langs` (English first) with Zensical into `staging`; return
     each one's seconds. With the `beside` speed-up, each next edition's project is written
-    while Zensical builds the one before."""
-    builds = [EditionBuild(inputs, lang, staging / edition_dir(lang.code), caches, executor)
-              for lang in langs]
+    while Zensical builds the one before. `say`: where each edition says its steps."""
+    builds = [EditionBuild(inputs, lang, staging / edition_dir(lang.code), caches, executor,
+                           say) for lang in langs]
     took: dict[str, float] = {}
     if executor.uses("beside"):
         for build in builds:

@@ -1,8 +1,10 @@
 """Rehearse the nightly workflow locally: `python -m tests.rehearsal [--nights N] [--keep DIR]`.
 
-Runs the `run:` scripts of .github/workflows/nightly.yml's snapshot job (and its keepalive
-job), night after night, with bash as GitHub does, the real `chronicle` CLI of this venv,
-and fake W&B and GitHub servers on 127.0.0.1; commits go to a local bare git remote.
+Runs the nightly workflow (.github/workflows/nightly.yml) as a runner would: for its
+snapshot job and its keepalive job, the `with:` the workflow gives chronicle's action
+(action.yml, actions/keepalive/action.yml) becomes the action's inputs, and the action's
+`run:` steps run in order with bash as GitHub runs them, the real `chronicle` CLI of this
+venv and fake W&B and GitHub servers on 127.0.0.1; commits go to a local bare git remote.
 Night 2's first attempt is killed halfway, W&B answers 500 on night 3, and night 4 has
 no new data while a maintainer pushes to the branch (the job's push must rebase). After
 every night the checks in tests/rehearsal/checks.py run; the first failing check stops
@@ -40,7 +42,15 @@ from tests.rehearsal.world import (
 from tests.support.git import git
 from tests.support.killpoint import KILLED_EXIT
 from tests.support.paths import REPO
-from tests.support.workflows import NIGHTLY, load_workflow, run_step
+from tests.support.workflows import (
+    ACTIONS,
+    NIGHTLY,
+    action_steps,
+    action_uses,
+    load_action,
+    load_workflow,
+    run_step,
+)
 
 # >= 40 characters, as W&B keys are; the checks make sure it never reaches a file.
 API_KEY = "rehearsal-wandb-key-0123456789abcdef-0123456789abcdef"
@@ -48,7 +58,8 @@ GH_TOKEN = "ghs_rehearsal0123456789abcdefREHEARSAL"
 CACHE_KEY = "rehearsal-cache-key-0123456789abcdef"  # signs .cache/chronicle's entries
 COLD_NIGHT = MIN_NIGHTS  # the night the workflow also builds without the cache
 BRANCH = "main"
-# `run:` steps that only make sense on a GitHub runner, by name, and why they are skipped.
+# `run:` steps of the actions that only make sense on a GitHub runner, by name, and why
+# they are skipped (`uses:` steps, the official actions, are a runner's too).
 SKIPPED = {
     "Install chronicle": "pip-installs chronicle; the rehearsal runs this checkout's CLI "
                          "from the current venv instead",
@@ -98,18 +109,49 @@ def venv_chronicle() -> Path:
     return path
 
 
-def _workflow_steps(job: str) -> list[dict[str, Any]]:
-    """Return the job's `run:` steps in order, minus the GitHub-only ones (SKIPPED)."""
-    steps = load_workflow(NIGHTLY)["jobs"][job]["steps"]
+def _job_action(job: str) -> Path:
+    """Return the file of chronicle's action the workflow's `job` runs: the local copy of
+    what its `uses:` names (this checkout is the version the rehearsal tests)."""
+    uses = action_uses(load_workflow(NIGHTLY)).get(job)
+    if uses is None:
+        raise RehearsalFailure(0, "set-up", f"{NIGHTLY}: job {job} runs none of chronicle's "
+                               "actions")
+    path = uses.partition("@")[0].split("/", 2)[2:]  # owner/name[/actions/x]
+    local = REPO.joinpath(*path, "action.yml") if path else REPO / "action.yml"
+    if local != ACTIONS[job]:
+        raise RehearsalFailure(0, "set-up", f"{NIGHTLY}: job {job} uses {uses}, not "
+                               f"{ACTIONS[job].relative_to(REPO)}")
+    return local
+
+
+def _action_inputs(job: str, context: dict[str, str]) -> dict[str, str]:
+    """Return the inputs the workflow's `job` gives its action: its `with:`, evaluated in
+    the workflow's context, over the action's defaults."""
+    (step,) = [s for s in load_workflow(NIGHTLY)["jobs"][job]["steps"] if "uses" in s]
+    declared = load_action(_job_action(job)).get("inputs") or {}
+    given = {k: str(v) for k, v in (step.get("with") or {}).items()}
+    unknown = set(given) - set(declared)
+    if unknown:
+        raise RehearsalFailure(0, "set-up", f"{NIGHTLY}: job {job} gives its action inputs "
+                               f"it does not have: {sorted(unknown)}")
+    return {name: expand(given.get(name, str(spec.get("default", ""))), context)
+            for name, spec in declared.items()}
+
+
+def _action_run_steps(job: str) -> list[dict[str, Any]]:
+    """Return the `run:` steps of the job's action in order, minus the GitHub-only ones
+    (SKIPPED)."""
+    path = _job_action(job)
+    steps = action_steps(path)
     names = {s.get("name") for s in steps}
     missing = set(SKIPPED) - names if job == "snapshot" else set()
     if missing:
-        raise RehearsalFailure(0, "set-up", f"{NIGHTLY}: no step named {sorted(missing)}; "
+        raise RehearsalFailure(0, "set-up", f"{path}: no step named {sorted(missing)}; "
                                "update SKIPPED in tests/rehearsal/runner.py")
     for step in steps:
-        if "if" in step or "working-directory" in step or step.get("shell", "bash") != "bash":
-            raise RehearsalFailure(0, "set-up", f"{NIGHTLY}: step {step.get('name')!r} uses "
-                                   "if/working-directory/shell, which the rehearsal cannot run")
+        if "if" in step or step.get("shell", "bash") != "bash":
+            raise RehearsalFailure(0, "set-up", f"{path}: step {step.get('name')!r} uses "
+                                   "if/shell, which the rehearsal cannot run")
     return [s for s in steps if "run" in s and s.get("name") not in SKIPPED]
 
 
@@ -174,9 +216,9 @@ def _env(scratch: Scratch, world: World) -> dict[str, str]:
     }
 
 
-def _context(scratch: Scratch, night: Night,
-             outputs: dict[str, dict[str, str]]) -> dict[str, str]:
-    context = {
+def _workflow_context(scratch: Scratch, night: Night) -> dict[str, str]:
+    """What the workflow's expressions read (its secrets, its dispatch inputs, github.*)."""
+    return {
         "secrets.WANDB_API_KEY": API_KEY,
         "secrets.CHRONICLE_GITHUB_TOKEN": "",
         "github.token": GH_TOKEN,
@@ -186,24 +228,39 @@ def _context(scratch: Scratch, night: Night,
         # One night builds the site again without the cache and compares (Sundays do).
         "inputs.cold_build": "true" if night.number == COLD_NIGHT else "false",
         "secrets.CHRONICLE_CACHE_KEY": CACHE_KEY,
-        "vars.CHRONICLE_PACKAGE": "",
     }
+
+
+def _context(scratch: Scratch, night: Night, job: str, inputs: dict[str, str],
+             outputs: dict[str, dict[str, str]]) -> dict[str, str]:
+    """What the action's expressions read: its inputs, its earlier steps' outputs and the
+    github and runner contexts (github.action_path: this checkout's copy of it)."""
+    workflow = _workflow_context(scratch, night)
+    context = {k: v for k, v in workflow.items() if k.startswith(("github.", "runner."))}
+    context["github.action_path"] = str(_job_action(job).parent)
+    context.update({f"inputs.{k}": v for k, v in inputs.items()})
     for step_id, values in outputs.items():
         context.update({f"steps.{step_id}.outputs.{k}": v for k, v in values.items()})
     return context
 
 
 def _run_job(job: str, scratch: Scratch, night: Night, env: dict[str, str]) -> list[str]:
-    """Run a job's steps in the checkout; return their logs. A failing step fails the night."""
+    """Run the steps of the action of a job of the workflow in the checkout; return their
+    logs. A failing step fails the night."""
     outputs: dict[str, dict[str, str]] = {}  # step id -> what it wrote to GITHUB_OUTPUT
+    inputs = _action_inputs(job, _workflow_context(scratch, night))
+    action_path = str(_job_action(job).parent)
     logs = []
-    for step in _workflow_steps(job):
-        context = _context(scratch, night, outputs)
+    for step in _action_run_steps(job):
+        context = _context(scratch, night, job, inputs, outputs)
         step_env = {k: expand(str(v), context) for k, v in (step.get("env") or {}).items()}
         script = {"run": expand(step["run"], context)}
+        folder = expand(step.get("working-directory", "."), context)
+        cwd = scratch.work if folder in ("", ".") else scratch.work / folder
         started = time.monotonic()
         try:
-            result, out = run_step(script, scratch.work, scratch.shim, {**env, **step_env})
+            result, out = run_step(script, cwd, scratch.shim,
+                                   {**env, "GITHUB_ACTION_PATH": action_path, **step_env})
         except subprocess.TimeoutExpired as err:
             raise RehearsalFailure(night.number, f"step {step['name']!r} finished",
                                    f"still running after {err.timeout} s") from err

@@ -1,8 +1,9 @@
-"""`make screenshots`: the README's pictures of what a reader sees (the demo's home page
-and its newest day page with metrics, 1280 px wide, light scheme), taken in Debian's
-chromium.
+"""`make screenshots`: the pictures of what a reader sees, in the README and the docs (the
+demo's home page and its newest day page with metrics, 1280 px wide, light scheme), taken
+in Debian's chromium.
 
-    python -m tests.support.screenshots [SITE_DIR] [OUT_DIR]    # demo/site -> docs-img
+    python -m tests.support.screenshots [SITE_DIR] [OUT_DIR]
+    # default: demo/site -> documentation/pages/img
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def take(base_url: str, out: Path, browser: Any) -> list[Path]:
 
 def main(argv: list[str]) -> None:
     site = Path(argv[0]) if argv else REPO / "demo" / "site"
-    out = Path(argv[1]) if len(argv) > 1 else REPO / "docs-img"
+    out = Path(argv[1]) if len(argv) > 1 else REPO / "documentation" / "pages" / "img"
     if not (site / "index.html").is_file():
         raise SystemExit(f"{site}: no built site; run `make demo` first")
     with serve(site) as url, chromium() as browser:

@@ -16,8 +16,7 @@ from chronicle.analysis.days import summarize_day
 from chronicle.analysis.incidents import detect_failures
 from chronicle.analysis.series import build_series
 from chronicle.config import RunConfig, load_config
-from chronicle.demo import DEMO_WATCH
-from chronicle.init import InitOptions, init_chronicle
+from chronicle.init import SIMULATED_WATCH, InitOptions, init_chronicle
 from chronicle.models import Comment, FailureRecord, MetricRow, RunRecord, SourceStatus, Thread
 from chronicle.render.day import render_day_files
 from chronicle.render.day_charts import day_charts
@@ -251,11 +250,12 @@ class Simulated:
 
 def simulated_chronicle(root: Path, nights: int, start: date = START,
                         planned_days: int | None = None) -> Simulated:
-    """Scaffold a simulated chronicle (the demo's watchers: prediction, health, risks,
-    claims) of `planned_days` (default `nights`) in `root` and take `nights` real
-    snapshots (03:17 UTC), each sealing a day."""
+    """Scaffold a simulated chronicle (the demo's watchers: prediction, risks, claims;
+    the run config read at levanter's default paths) of `planned_days` (default `nights`)
+    in `root` and take `nights` real snapshots (03:17 UTC), each sealing a day."""
     init_chronicle(root, InitOptions(source="simulated", name="Sim", start=start,
-                                     planned_days=planned_days or nights, watch=DEMO_WATCH))
+                                     planned_days=planned_days or nights,
+                                     watch=SIMULATED_WATCH, config_keys=""))
     config = load_config(root)
     sim = SimulatedRun(config)
     store = Store(config.docs_dir)
