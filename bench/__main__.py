@@ -31,9 +31,16 @@ memory` prints the memory rows alone. Rows:
   a live chronicle, the real wandb client against the fake W&B server) in seconds and peak
   MB, and the peak of `chronicle demo --days 365`; both as the processes together (the
   command and every process it starts, RSS summed, sampled from /proc every 0.1 s).
+- pages (issue #42, tests/support/pageload.py): home, the newest day page and About of the
+  demo loaded in Chromium on a phone (390 px, CPU 4x slower) over slow 4G (400 kbit/s, 400
+  ms) and Lighthouse's slow 4G (1.6 Mbit/s, 150 ms), the median of ROUNDS loads: largest
+  contentful paint (LCP), the bytes before it, the bytes in all and the main thread's
+  blocking time; `python -m bench pages [DAYS]` builds a demo and prints them alone (their
+  last figures: its block of bench/RESULTS.md).
 Rows say whether `.cache/chronicle` was there (warm) or not (cold): the build rows run
 on the English copy after its first build (warm metrics copy); the nightly row starts
 from a chronicle built once, as a nightly with its cache restored does.
+Targets (issue #42): home and day pages' LCP and bytes before it <= 1.2x About's.
 Targets (issue #25): mkdocs, both editions <= 1.5x plain; Zensical, nightly <= 1.0x plain.
 Targets (issue #15): build <= 1.3x plain, nightly <= 1.5x plain, DAYS=100 demo <= 45 s,
 2x demo <= 2.0x, peak memory < 1 GB at 365 days (`make bench DAYS=365`); issue #24: a night
@@ -248,6 +255,26 @@ def memory_rows(tmp: Path) -> list[str]:
     return out
 
 
+def page_rows(site: Path) -> list[str]:
+    """Issue #42's rows: the demo's home, newest day page and About loaded on a phone under
+    each profile (tests/support/pageload.py), as ratios of About's."""
+    from tests.support.browser import CHROMIUM
+    from tests.support.pageload import LIGHTHOUSE_SLOW_4G, PHONE_PROFILE, page_loads, rows
+
+    if not CHROMIUM.exists():
+        return [f"pages on a phone: skipped, no Chromium at {CHROMIUM}"]
+    newest = max(p.name for p in (site / "days").glob("*.html")
+                 if re.fullmatch(r"\d{4}-\d{2}-\d{2}\.html", p.name))
+    paths = ["index.html", f"days/{newest}", "about.html"]
+    out = []
+    for profile in (PHONE_PROFILE, LIGHTHOUSE_SLOW_4G):
+        out.append(f"pages on a phone, {profile.name}, CPU {profile.cpu_slowdown:g}x, "
+                   f"{ROUNDS} loads each:")
+        summaries = page_loads({"demo": site}, paths, ROUNDS, profile)["demo"]
+        out += ["  " + line for line in rows(summaries, "about.html")]
+    return out
+
+
 def main(days: int) -> None:
     from datetime import timedelta
 
@@ -338,6 +365,8 @@ def main(days: int) -> None:
         for edition in ("", "zh"):
             for line in weights(tmp / "demo" / "site", edition):
                 say(line)
+        for line in page_rows(tmp / "demo" / "site"):
+            say(line)
         say("where the build spends its time (one profiled build, both editions in one "
             "process, cumulative):")
         profile = subprocess.run(
@@ -346,6 +375,21 @@ def main(days: int) -> None:
         for line in profile.splitlines():
             say(line)
     record("bench", f"python -m bench {days}", printed, time.monotonic() - began)
+
+
+def pages_only(days: int) -> None:
+    """`python -m bench pages [DAYS]`: issue #42's rows alone, on a fresh demo."""
+    from bench.results import record
+
+    began = time.monotonic()
+    printed = [f"chronicle bench, pages: {days}-day simulated demo, {os.cpu_count()} cores"]
+    print(printed[0])
+    with tempfile.TemporaryDirectory() as scratch:
+        demo(Path(scratch) / "demo", days)
+        for line in page_rows(Path(scratch) / "demo" / "site"):
+            print(line, flush=True)
+            printed.append(line)
+    record("pages", f"python -m bench pages {days}", printed, time.monotonic() - began)
 
 
 def engines_only(days: int) -> None:
@@ -371,5 +415,7 @@ if __name__ == "__main__":
             print("\n".join(memory_rows(Path(scratch))))
     elif sys.argv[1:2] == ["engines"]:
         engines_only(int(sys.argv[2]) if len(sys.argv) > 2 else 100)
+    elif sys.argv[1:2] == ["pages"]:
+        pages_only(int(sys.argv[2]) if len(sys.argv) > 2 else 100)
     else:
         main(int(sys.argv[1]) if len(sys.argv) > 1 else 100)

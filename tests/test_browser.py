@@ -1,4 +1,5 @@
-"""Real browser: charts become vega-embed SVGs, no console errors, no third-party request."""
+"""Real browser: charts become vega-embed SVGs when a reader reaches for them (and the
+chart library loads only then), no console errors, no third-party request."""
 
 from __future__ import annotations
 
@@ -8,7 +9,15 @@ from urllib.parse import urlparse
 
 import pytest
 
-from tests.support.browser import CHROMIUM, chromium, record_problems, serve
+from tests.support.browser import (
+    BUNDLE,
+    CHROMIUM,
+    PHONE,
+    chromium,
+    record_problems,
+    serve,
+    wake_charts,
+)
 from tests.support.site_factory import build_site, chronicle_build, make_chronicle
 
 pytestmark = [
@@ -54,6 +63,7 @@ def test_page_renders_offline(served: str, browser: Any, path: str) -> None:
         n = charts.count()
         if path.startswith(("days/", "charts")):
             assert n >= 3
+        wake_charts(page)
         for i in range(n):
             charts.nth(i).locator(".chronicle-vega svg").first.wait_for(timeout=20_000)
         if n:
@@ -81,8 +91,10 @@ def test_instant_navigation_draws_charts(served: str, browser: Any) -> None:
         # until the reader's second visit.
         page.locator("article a[href$='days/2026-08-22.html'] >> visible=true").first.click()
         page.wait_for_url("**/days/2026-08-22.html")
+        # Material swapped the page in place: the first document's scripts ran once, and
+        # the new page's charts wake as the first page's would.
+        page.locator(".chronicle-chart").first.hover()
         page.locator(".chronicle-chart .chronicle-vega svg").first.wait_for(timeout=20_000)
-        # Material swapped the page in place: the first document's scripts ran once.
         assert page.evaluate("typeof window.vegaEmbed") == "function"
     finally:
         page.context.close()
@@ -98,8 +110,7 @@ def test_a_chinese_day_page_draws_its_charts_and_switches_language(
         assert page.locator("html").get_attribute("lang") == "zh"
         charts = page.locator(".chronicle-chart")
         assert charts.count() == 4
-        for i in range(4):
-            charts.nth(i).locator(".chronicle-vega svg").first.wait_for(timeout=20_000)
+        wake_charts(page)
         # The live chart speaks Chinese too: its title comes from the translated spec.
         title = charts.nth(0).locator(".chronicle-vega svg .role-title-text").first
         text = title.text_content() or ""
@@ -111,6 +122,89 @@ def test_a_chinese_day_page_draws_its_charts_and_switches_language(
         page.context.close()
     assert errors == []
     assert foreign == []
+
+
+def _asked(requests: list[str], what: str) -> list[str]:
+    return [u for u in requests if u.endswith(what)]
+
+
+_STATIC = """() => [...document.querySelectorAll('.chronicle-chart')].map(c => ({
+  live: c.classList.contains('chronicle-chart--live'),
+  shown: c.querySelector('img').getBoundingClientRect().height > 0,
+  focusable: c.tabIndex === 0,
+  named: !!c.getAttribute('aria-label')
+         && c.getAttribute('aria-label') === c.querySelector('img').alt
+}))"""
+
+
+def _settled(page: Any) -> None:
+    page.wait_for_load_state("networkidle")
+    page.wait_for_timeout(1_000)
+
+
+@pytest.mark.parametrize("path", ["index.html", "days/2026-08-21.html"])
+def test_the_chart_library_loads_only_when_a_reader_reaches_for_a_chart(
+        served: str, browser: Any, path: str) -> None:
+    # The bundle, the heaviest file a page can ask for, used to load with every page that
+    # has a chart and compete with the page's own bytes before its largest paint. Now the
+    # static SVGs show and stay until a reader hovers, focuses, taps or clicks a chart:
+    # then that chart goes live.
+    page = browser.new_page()
+    try:
+        errors, foreign = record_problems(page, urlparse(served).netloc)
+        requests: list[str] = []
+        page.on("request", lambda r: requests.append(r.url))
+        page.goto(served + path, wait_until="load")
+        _settled(page)
+        charts = page.locator(".chronicle-chart")
+        n = charts.count()
+        assert n >= 3
+        assert _asked(requests, BUNDLE) == [] and _asked(requests, ".vl.json") == []
+        assert page.evaluate("typeof window.vegaEmbed") == "undefined"
+        assert page.evaluate(_STATIC) == [
+            {"live": False, "shown": True, "focusable": True, "named": True}] * n
+        # The pointer comes over the first chart: the library loads, that chart goes live.
+        charts.nth(0).hover()
+        charts.nth(0).locator(".chronicle-vega svg").first.wait_for(timeout=20_000)
+        assert len(_asked(requests, BUNDLE)) == 1
+        assert [c["live"] for c in page.evaluate(_STATIC)] == [True] + [False] * (n - 1)
+        # By keyboard: Tab reaches the next chart, which is drawn live and keeps the focus
+        # (on its live SVG, named by the chart's description).
+        alt = charts.nth(1).locator("img").get_attribute("alt")
+        charts.nth(0).locator(".chronicle-vega svg").first.focus()
+        for _ in range(30):
+            page.keyboard.press("Tab")
+            if charts.nth(1).evaluate("c => c.contains(document.activeElement)"):
+                break
+        charts.nth(1).locator(".chronicle-vega svg").first.wait_for(timeout=20_000)
+        page.wait_for_function("() => document.activeElement.tagName === 'svg'")
+        focused = page.evaluate("() => [document.activeElement.getAttribute('aria-label'), "
+                                "!!document.activeElement.closest('.chronicle-chart--live')]")
+        assert focused == [alt, True]
+        assert len(_asked(requests, BUNDLE)) == 1  # loaded once a page
+        assert [c["live"] for c in page.evaluate(_STATIC)][:2] == [True, True]
+    finally:
+        page.context.close()
+    assert errors == []
+    assert foreign == []
+
+
+def test_a_tap_on_a_phone_draws_the_chart_live(served: str, browser: Any) -> None:
+    context = browser.new_context(viewport=PHONE, has_touch=True, is_mobile=True)
+    page = context.new_page()
+    try:
+        requests: list[str] = []
+        page.on("request", lambda r: requests.append(r.url))
+        page.goto(served + "days/2026-08-21.html", wait_until="load")
+        _settled(page)
+        assert _asked(requests, BUNDLE) == []
+        chart = page.locator(".chronicle-chart").first
+        chart.tap()
+        chart.locator(".chronicle-vega svg").first.wait_for(timeout=20_000)
+        assert len(_asked(requests, BUNDLE)) == 1
+        assert "chronicle-chart--live" in (chart.get_attribute("class") or "")
+    finally:
+        context.close()
 
 
 @pytest.mark.parametrize(("query", "page"), [("丢弃率", "days/"), ("预测", "prediction.html")])

@@ -28,9 +28,11 @@ SERIOUS = ("serious", "critical")
 # Rules of lower impact held to all the same: two scrolling tables named alike are
 # landmarks a screen reader cannot tell apart.
 ALSO_REFUSED = ("landmark-unique",)
-# Every chart on the page has become an interactive chart (or kept its static SVG).
+# Every chart on the page has become an interactive chart.
 CHARTS_DRAWN = ("() => [...document.querySelectorAll('.chronicle-chart')]"
                 ".every(c => c.classList.contains('chronicle-chart--live'))")
+# The interactive charts' library, fetched only when a reader reaches for a chart.
+BUNDLE = "assets/javascripts/vega-bundle.js"
 
 
 @contextmanager
@@ -85,17 +87,31 @@ def record_problems(page: Any, host: str) -> tuple[list[str], list[str]]:
     return errors, foreign
 
 
-def open_page(browser: Any, url: str, viewport: dict[str, int], scheme: str) -> Any:
-    """Return a page at `url` in a fresh context, its charts drawn (20 s at most); a
-    viewport narrower than PHONE_WIDTH is a phone's touch screen."""
+def open_page(browser: Any, url: str, viewport: dict[str, int], scheme: str,
+              live: bool = True) -> Any:
+    """Return a page at `url` in a fresh context, with its charts drawn live (`wake_charts`)
+    unless `live` is false (then as it loads: each chart its static SVG); a viewport
+    narrower than PHONE_WIDTH is a phone's touch screen."""
     phone = viewport["width"] < PHONE_WIDTH
     context = browser.new_context(viewport=viewport, color_scheme=scheme, has_touch=phone,
                                   is_mobile=phone)
     page = context.new_page()
     page.goto(url, wait_until="load")
-    page.wait_for_function(CHARTS_DRAWN, timeout=20_000)
     page.wait_for_timeout(200)  # Material wraps tables, our script marks scrolling ones
+    if live:
+        wake_charts(page)
     return page
+
+
+def wake_charts(page: Any) -> None:
+    """Reach every chart of `page` as a keyboard reader does (focus lands on each, which
+    draws it live), wait until all are drawn (20 s at most), then take the focus away."""
+    charts = page.locator(".chronicle-chart")
+    for i in range(charts.count()):
+        charts.nth(i).focus()
+    page.wait_for_function(CHARTS_DRAWN, timeout=20_000)
+    page.evaluate("() => document.activeElement && document.activeElement.blur()")
+    page.wait_for_timeout(100)
 
 
 def serious_violations(page: Any) -> list[str]:
@@ -110,7 +126,8 @@ def serious_violations(page: Any) -> list[str]:
 
 def layout_problems(page: Any, wide: bool) -> list[str]:
     """Return sideways scrolling: the page wider than the window, a table wider than its
-    box on a wide screen, or a chart without a name."""
+    box on a wide screen, or a chart without a name (a static chart also out of the tab
+    order: focusing it is how a keyboard reader draws it live)."""
     return list(page.evaluate("""wide => {
       const out = [];
       const doc = document.documentElement;
@@ -122,7 +139,13 @@ def layout_problems(page: Any, wide: bool) -> list[str]:
         const img = c.querySelector('img');
         const svg = c.querySelector('.chronicle-vega svg');
         if (!img || !img.alt) out.push(`chart ${i}: no text alternative`);
-        if (!svg || !svg.getAttribute('aria-label')) out.push(`chart ${i}: live chart unnamed`);
+        if (!c.classList.contains('chronicle-chart--live')) {
+          if (c.tabIndex !== 0 || !c.getAttribute('aria-label')) {
+            out.push(`chart ${i}: static chart unnamed or out of the tab order`);
+          }
+        } else if (!svg || !svg.getAttribute('aria-label') || svg.tabIndex !== 0) {
+          out.push(`chart ${i}: live chart unnamed or out of the tab order`);
+        }
       });
       return out;
     }""", wide))

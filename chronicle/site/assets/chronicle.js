@@ -1,8 +1,11 @@
-/* chronicle: swap each static chart SVG for an interactive vega-embed view, and make
-   tables and code blocks that scroll sideways reachable by keyboard.
+/* chronicle: each chart shows its static SVG, and becomes an interactive vega-embed view
+   when a reader reaches for it (the pointer on it, a tap, a click, keyboard focus); tables
+   and code blocks that scroll sideways are made reachable by keyboard.
+   The vega bundle (served by the site itself, no CDN; the heaviest file a page can ask
+   for) is fetched only then: a page paints with its own bytes, its SVGs and Material's,
+   as a page without charts does, and a reader who only reads never downloads it.
    The SVG stays when JavaScript is off (and in feeds); its alt text, the chart's
-   description, names the live chart too. The vega bundle is served by the site itself
-   (no CDN) and loaded only on pages that carry a chart. */
+   description, names the chart while it is static and the live chart after. */
 (function () {
   "use strict";
   var here = document.currentScript ? document.currentScript.src : "";
@@ -81,30 +84,64 @@
     var options = { renderer: "svg", actions: false, mode: "vega-lite",
                     loader: { target: "_self" } };
     if (theme === "dark") { options.theme = "dark"; options.config = DARK_CONFIG; }
+    var focused = false;
     return fetchSpec(url).then(function (spec) {
       paintText(spec, theme === "dark", backdrop(el));
+      /* Drawing replaces the SVG: a reader focused on the chart (the static one, the live
+         one or a heatmap cell's link) stays on it. */
+      focused = el.contains(document.activeElement);
       return window.vegaEmbed(target, spec, options);
     }).then(function () {
       var svg = target.querySelector("svg");
-      if (svg && img && img.alt) {
-        /* The live chart says what the static one says: what it shows, the latest value. */
+      if (svg) {
+        /* The live chart says what the static one says: what it shows, the latest value;
+           it is the chart's stop in the tab order, as the static one was. */
         svg.setAttribute("role", "img");
-        svg.setAttribute("aria-label", img.alt);
+        if (img && img.alt) svg.setAttribute("aria-label", img.alt);
+        svg.setAttribute("tabindex", "0");
+        if (focused) svg.focus({ preventScroll: true });
       }
       el.classList.add("chronicle-chart--live");
       el.setAttribute("data-theme", theme);
+      el.removeAttribute("tabindex");
+      el.removeAttribute("role");
+      el.removeAttribute("aria-label");
     }).catch(function (err) {
       /* keep the static SVG: it is the same chart */
+      el.classList.add("chronicle-chart--static");
       console.warn("chronicle: chart " + url + " stays static: " + err);
     });
   }
 
-  function drawAll() {
-    var charts = document.querySelectorAll(".chronicle-chart[data-spec]");
-    if (!charts.length) return;
-    loadBundle().then(function () {
-      charts.forEach(draw);
-    }).catch(function (err) { console.warn(String(err)); });
+  /* A static chart is a stop in the tab order, named by its description (the SVG's alt
+     text), so a keyboard reader reaches it and focusing it draws the live chart. */
+  function offer(el) {
+    if (el.classList.contains("chronicle-chart--live") || el.hasAttribute("tabindex")) return;
+    var img = el.querySelector("img");
+    el.setAttribute("tabindex", "0");
+    el.setAttribute("role", "img");
+    if (img && img.alt) el.setAttribute("aria-label", img.alt);
+  }
+
+  function offerAll() {
+    document.querySelectorAll(".chronicle-chart[data-spec]").forEach(offer);
+  }
+
+  /* The reader reached for a chart: load the bundle (once a page) and draw it live. */
+  function wake(el) {
+    if (el.classList.contains("chronicle-chart--live") ||
+        el.classList.contains("chronicle-chart--static") ||
+        el.classList.contains("chronicle-chart--waking")) return;
+    el.classList.add("chronicle-chart--waking");
+    loadBundle().then(function () { return draw(el); }, function (err) {
+      el.classList.add("chronicle-chart--static");
+      console.warn(String(err));
+    }).then(function () { el.classList.remove("chronicle-chart--waking"); });
+  }
+
+  function reached(e) {
+    var el = e.target && e.target.closest ? e.target.closest(".chronicle-chart[data-spec]") : null;
+    if (el) wake(el);
   }
 
   /* Material wraps tables in a box that scrolls sideways on a phone: a keyboard user must
@@ -339,7 +376,7 @@
   }
 
   function onPage() {
-    drawAll();
+    offerAll();
     setTimeout(function () { scrollables(); scrollingCode(); }, 50); /* after Material's own */
   }
 
@@ -350,6 +387,13 @@
     } else {
       onPage();
     }
+    /* Hover, a touch, a click, keyboard focus: whichever comes first wakes the chart (a
+       tap on a phone sends a touch, then focus and a click). Listening on the document
+       keeps working when Material's instant navigation swaps the page. */
+    ["pointerover", "pointerdown", "focusin", "click"].forEach(function (type) {
+      document.addEventListener(type, reached, true);
+    });
+    document.addEventListener("touchstart", reached, { capture: true, passive: true });
     window.addEventListener("resize", scrollables);
     window.addEventListener("resize", scrollingCode);
     /* Material sets or removes a code block's tabindex after each of its size changes. */
