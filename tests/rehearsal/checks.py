@@ -188,7 +188,12 @@ def check_git(root: Path, night: Night, before: Sequence[NightResult]) -> str:
     _require(not changed, n, "earlier files byte-for-byte unchanged", f"changed: {changed}")
     added = sorted(set(tree) - set(_tree(remote, parent)))
     ours = (f"docs/data/{sid}/", *(f"docs/days/{day}" for day in night.seals))
-    bad = [p for p in added if not p.startswith(ours)]
+    # A sealed day's other editions beside it: docs/days/<lang>/<day>.md and its charts.
+    def edition(path: str) -> bool:
+        parts = path.split("/")
+        return len(parts) >= 4 and parts[:2] == ["docs", "days"] and parts[2].isalpha() \
+            and (parts[3].removesuffix(".md") if len(parts) == 4 else parts[3]) in night.seals
+    bad = [p for p in added if not p.startswith(ours) and not edition(p)]
     _require(not bad, n, "the commit adds only tonight's snapshot and the days it seals",
              str(bad))
     status = git(root / "work", "status", "--porcelain")
