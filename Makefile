@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 DEV    := $(VENV)/.installed-dev
 DAYS   ?= 100
 
-.PHONY: install dev demo test lint bench rehearse soak scaffold chromium shellcheck fonts \
+.PHONY: install dev demo test test-fast lint bench rehearse soak scaffold chromium shellcheck fonts \
         wheel-test screenshots i18n docs clean
 
 ## What running chronicle needs, and nothing else: `make demo` installs only this.
@@ -83,6 +83,10 @@ test: dev fonts chromium shellcheck lint
 ## their pages, the site built strictly with ProperDocs and Material into
 ## build/documentation/, every link, anchor and named code path checked
 ## (tests/support/docs.py; `make test` runs the same checks in tests/test_docs.py).
+test-fast: dev
+	@$(PY) -m pytest -q -p no:cacheprovider -n $(WORKERS) -m "not slow and not browser and not integration"; \
+	rc=$$?; if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests"; exit 1; fi; exit $$rc
+
 docs: dev
 	$(PY) -m tests.support.docs
 

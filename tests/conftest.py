@@ -3,6 +3,7 @@ live (test modules import those directly, never each other)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -39,3 +40,21 @@ def live_world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Live
     """The same, with both servers at hand (to change what GitHub serves, too)."""
     with live_servers(tmp_path, monkeypatch) as world:
         yield world
+
+
+# What `make test-fast` leaves out (-m "not integration"): a module that builds a chronicle
+# or a site, or runs the CLI's nights end to end, through these helpers. Read from the
+# module's own words, so a new test module is placed by what it calls, not by a list.
+_INTEGRATION = re.compile(
+    r"\b(make_chronicle|build_site|simulated_chronicle|chronicle_build|take_night|run_demo"
+    r"|rehearse|cli_process)\b|\bcli\(\"(build|snapshot|demo|serve)\"")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    texts: dict[Path, bool] = {}
+    for item in items:
+        path = Path(str(item.fspath))
+        if path not in texts:
+            texts[path] = bool(_INTEGRATION.search(path.read_text(encoding="utf-8")))
+        if texts[path]:
+            item.add_marker(pytest.mark.integration)

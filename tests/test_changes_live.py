@@ -27,6 +27,8 @@ from tests.support.fakes.wandb_server import FakeRun, FakeWandb
 from tests.support.live import client_env
 from tests.support.specs import all_rows
 
+pytestmark = pytest.mark.integration  # nights end to end, against the fake servers
+
 CHILD = "hero-child-16k"
 T0 = datetime(2026, 8, 20, 2, 14, 1, tzinfo=UTC).timestamp()
 FORK, PARENT_LAST, SWITCH, CHILD_LAST = 20_000, 20_500, 25_000, 30_000

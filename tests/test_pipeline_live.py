@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 from click.testing import CliRunner
 
 from chronicle.cli import main
@@ -16,6 +17,8 @@ from chronicle.errors import EXIT_DEGRADED
 from tests.support.fakes.hero import HERO, SENTINEL, hero_rows
 from tests.support.fakes.wandb_server import Failure, FakeWandb
 from tests.support.live import Live
+
+pytestmark = pytest.mark.integration  # nights end to end, against the fake servers
 
 
 def test_two_nights_second_degraded(live: tuple[Path, FakeWandb]) -> None:

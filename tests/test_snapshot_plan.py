@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from click.testing import CliRunner, Result
 
@@ -22,6 +23,8 @@ from tests.rehearsal.world import history_rows, night_time
 from tests.support.fakes.hero import HERO
 from tests.support.fakes.wandb_server import Failure, FakeWandb
 from tests.support.live import Live
+
+pytestmark = pytest.mark.integration  # nights end to end, against the fake servers
 
 # Fields that name the sealing snapshot, when, and the stored files the figures were read
 # from: they differ between a timely and a late seal by construction; nothing else may.

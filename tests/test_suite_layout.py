@@ -73,3 +73,24 @@ def test_the_rule_allows_support_and_the_rehearsal() -> None:
     source = ("from tests.support.config import make_config\nimport tests.support.goldens\n"
               "from tests.rehearsal.world import night_plan\nfrom tests import support\n")
     assert offending_imports(source) == []
+
+
+def test_the_fast_selection_leaves_out_what_builds_a_site() -> None:
+    # `make test-fast`'s -m expression, as the Makefile gives it, over the whole suite.
+    import re
+    import subprocess
+    import sys
+
+    from tests.support.paths import REPO
+
+    expr = re.search(r'-m "([^"]+)"', (REPO / "Makefile").read_text(encoding="utf-8"))
+    assert expr is not None
+    run = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q",
+                          "-p", "no:cacheprovider", "-m", expr.group(1), "tests"],
+                         capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    modules = {line.split("::")[0] for line in run.stdout.splitlines() if "::" in line}
+    assert "tests/test_render_formats.py" in modules and len(modules) > 30
+    # Found by the helpers they call (tests/conftest.py), or marked by hand.
+    assert not modules & {"tests/test_site_build.py", "tests/test_rehearsal.py",
+                          "tests/test_demo.py", "tests/test_pipeline_live.py"}
