@@ -397,16 +397,22 @@ def engines_only(days: int) -> None:
     from datetime import timedelta
 
     from bench.engines import engine_rows
+    from bench.results import record
     from chronicle.demo import DEMO_START
 
-    print(f"chronicle bench, engines: {days}-day simulated demo, {os.cpu_count()} cores, "
-          f"{ROUNDS} rounds per ratio")
+    began = time.monotonic()
+    printed = [f"chronicle bench, engines: {days}-day simulated demo, {os.cpu_count()} cores, "
+               f"{ROUNDS} rounds per ratio"]
+    print(printed[0], flush=True)
     with tempfile.TemporaryDirectory() as scratch:
         tmp = Path(scratch)
         demo(tmp / "demo", days)
         partial_demo(tmp / "night-full", days)
         last = (DEMO_START + timedelta(days=days)).isoformat()
-        print("\n".join(engine_rows(tmp / "demo", tmp / "night-full", tmp, last)))
+        for line in engine_rows(tmp / "demo", tmp / "night-full", tmp, last):
+            print(line, flush=True)
+            printed.append(line)
+    record("engines", f"python -m bench engines {days}", printed, time.monotonic() - began)
 
 
 if __name__ == "__main__":
