@@ -7,7 +7,9 @@ Shared by the accessibility tests and `make screenshots` (tests/support/screensh
 from __future__ import annotations
 
 import functools
+import gzip
 import http.server
+import mimetypes
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -54,17 +56,43 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+# What GitHub Pages sends gzip-compressed to a browser that accepts it (text formats).
+COMPRESSED = frozenset({".html", ".css", ".js", ".json", ".svg", ".xml", ".md", ".txt"})
+
+
+class _Gzip(_Quiet):
+    """A file of a COMPRESSED type, gzip-compressed when the request accepts it, as GitHub
+    Pages serves it; anything else (images, folders, ranges) as the plain handler does."""
+
+    def do_GET(self) -> None:
+        path = Path(self.translate_path(self.path))
+        accepts = "gzip" in self.headers.get("Accept-Encoding", "")
+        if not (accepts and path.suffix in COMPRESSED and path.is_file()):
+            super().do_GET()
+            return
+        body = gzip.compress(path.read_bytes(), compresslevel=6, mtime=0)
+        self.send_response(200)
+        self.send_header("Content-Type", mimetypes.guess_type(path.name)[0]
+                         or "application/octet-stream")
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Vary", "Accept-Encoding")
+        self.end_headers()
+        self.wfile.write(body)
+
+
 @contextmanager
-def serve(site: Path, under: str = "") -> Iterator[str]:
+def serve(site: Path, under: str = "", compress: bool = False) -> Iterator[str]:
     """Serve `site` on 127.0.0.1 (at the sub-path `under`, like a project site on GitHub
-    Pages, when given); yield its base URL (ending in /)."""
+    Pages, when given; text files gzip-compressed with `compress`, as Pages sends them);
+    yield its base URL (ending in /)."""
     root = site
     if under:
         root = site.parent / f"{site.name}-www"
         root.mkdir(exist_ok=True)
         if not (root / under).exists():
             (root / under).symlink_to(site)
-    handler = functools.partial(_Quiet, directory=str(root))
+    handler = functools.partial(_Gzip if compress else _Quiet, directory=str(root))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -11,7 +11,8 @@ PerformanceObserver('largest-contentful-paint') installed before the page's own
 scripts; bytes are what the network delivered (`Network.dataReceived` and the response
 headers) up to that paint, whatever page, script or worker asked for them; blocking time
 is the main thread's long tasks past their first 50 ms, until the page settled.
-The server is Python's (tests/support/browser.py `serve`): files go uncompressed.
+The server is Python's (tests/support/browser.py `serve`), sending text files (HTML, CSS,
+JavaScript, JSON, SVG) gzip-compressed as GitHub Pages does: bytes are bytes on the wire.
 
     python -m tests.support.pageload SITE_DIR [PATH ...]     # index.html ... about.html
 """
@@ -202,7 +203,7 @@ def page_loads(sites: Mapping[str, Path], paths: Sequence[str], rounds: int = 3,
     machine's drift falls on all alike); return each site's page medians, in `paths` order."""
     loads: dict[tuple[str, str], list[Load]] = {(n, p): [] for n in sites for p in paths}
     with ExitStack() as stack:
-        bases = {n: stack.enter_context(serve(site)) for n, site in sites.items()}
+        bases = {n: stack.enter_context(serve(site, compress=True)) for n, site in sites.items()}
         browser = stack.enter_context(chromium())
         for _ in range(rounds):
             for name, base in bases.items():
