@@ -210,6 +210,9 @@ def test_each_total_is_the_sum_of_its_days_on_every_page(
         assert totals[figure] == pytest.approx(sum(d[figure] for d in book.per_day().values()))
     api = json.loads(pages["en"]["api/ledger.json"])
     assert api["totals"] == pytest.approx(totals)
+    # Counts are integers where they are published (26, not 26.0), totals and days alike.
+    assert type(api["totals"]["restarts"]) is int
+    assert {type(d["restarts"]) for d in api["per_day"].values()} == {int}
     throughput = summarize_throughput(demo.days, book, demo.config)
     assert throughput["restarts"] == totals["restarts"] == 26
     assert throughput["overall"]["downtime_seconds"] == pytest.approx(totals["downtime_seconds"])

@@ -122,8 +122,14 @@ class Ledger:
         return {k: sum(d[k] for d in days) for k in FIGURES}
 
     def to_json(self, as_of: str | None = None) -> dict[str, Any]:
+        """Return the ledger as api/ledger.json publishes it: restarts are counts, so
+        integers there (43, not 43.0); the other figures stay as computed."""
+        def counted(figures: dict[str, float]) -> dict[str, Any]:
+            return {k: int(v) if k == "restarts" else v for k, v in figures.items()}
+
         return {"schema": LEDGER_SCHEMA, "as_of": as_of, "days": list(self.days),
-                "totals": self.totals(), "per_day": self.per_day(),
+                "totals": counted(self.totals()),
+                "per_day": {day: counted(f) for day, f in self.per_day().items()},
                 "events": [e.to_json() for e in self.events]}
 
 
