@@ -121,6 +121,11 @@ def test_home_shows_the_run_at_a_glance(built: tuple[Built, Path, Path, float]) 
     assert all(f"Day {n} · {d}" in text for n, d in enumerate(DATES, 1))
     raw = (site / "index.html").read_text()
     assert 'class="chronicle-progress"' in raw and 'style="width: ' in raw
+    # The first card, the largest paint on a phone, is fetched at once; the others as the
+    # reader nears them.
+    tags = re.findall(r'<img src="home/(\w+)\.svg"[^>]*?(loading="\w+"[^>]*)>', raw)
+    assert tags == [("prediction", 'loading="eager" fetchpriority="high"'),
+                    ("dropping", 'loading="lazy"'), ("risks", 'loading="lazy"')]
 
 
 def test_stale_banner_names_source_and_last_good_snapshot(

@@ -37,12 +37,18 @@ def chart_alt(spec: Mapping[str, Any], name: str) -> str:
     return str(text) if text else chart_title(spec, name)
 
 
-def chart_embed(spec_url: str, svg_url: str, alt: str, extra_class: str = "") -> Markup:
-    """Return the chart container: a static SVG that our JS swaps for vega-embed."""
+def chart_embed(spec_url: str, svg_url: str, alt: str, extra_class: str = "",
+                first_paint: bool = False) -> Markup:
+    """Return the chart container: a static SVG that our JS swaps for vega-embed.
+
+    A chart loads as the reader nears it (`loading="lazy"`), except one that is the page's
+    largest paint on a phone (`first_paint`: the home page's first card), which is asked
+    for at once and first: lazily, a phone on slow 4G painted it only after every script."""
     cls = f"chronicle-chart {extra_class}".strip()
+    loading = 'loading="eager" fetchpriority="high"' if first_paint else 'loading="lazy"'
     return Markup(
         f'<div class="{escape(cls)}" data-spec="{escape(spec_url)}">'
-        f'<img src="{escape(svg_url)}" alt="{escape(alt)}" loading="lazy"></div>'
+        f'<img src="{escape(svg_url)}" alt="{escape(alt)}" {loading}></div>'
     )
 
 
@@ -52,11 +58,13 @@ def spec_json(spec: Mapping[str, Any]) -> str:
 
 
 def publish(out: MutableMapping[str, str | bytes], stem: str, spec: Mapping[str, Any],
-            name: str, extra_class: str = "", url_prefix: str = "") -> Markup:
+            name: str, extra_class: str = "", url_prefix: str = "",
+            first_paint: bool = False) -> Markup:
     """Write `stem`.vl.json into `out`; return the page's embed of it and its `stem`.svg.
 
-    `url_prefix` leads from the page to the site root ("../" for a page in a folder).
+    `url_prefix` leads from the page to the site root ("../" for a page in a folder);
+    `first_paint`: see chart_embed.
     """
     out[f"{stem}{SPEC_SUFFIX}"] = spec_json(spec)
     return chart_embed(f"{url_prefix}{stem}.vl.json", f"{url_prefix}{stem}.svg",
-                       chart_alt(spec, name), extra_class)
+                       chart_alt(spec, name), extra_class, first_paint)

@@ -171,12 +171,13 @@ def signal_panels(config: RunConfig, series: Series, days: Sequence[Mapping[str,
          "risks.md", _("Risks")),
     ]
     names = ("prediction", "dropping", "risks")
-    panels = []
+    panels: list[dict[str, Any]] = []
     for name, (heading, (spec, sentence), link, page) in zip(names, built, strict=True):
         meta = spec.setdefault("usermeta", {}).setdefault("chronicle", {})
         meta["static_width"] = PANEL_WIDTH
+        # The first card is the home page's largest paint on a phone: fetched at once.
         embed: Markup = publish(out, f"{prefix}{name}", spec, name,
-                                "chronicle-chart--small")
+                                "chronicle-chart--small", first_paint=not panels)
         panels.append({"heading": heading, "embed": embed, "sentence": sentence,
                        "link": link, "page": page})
     return panels
