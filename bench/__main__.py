@@ -280,16 +280,11 @@ def main(days: int) -> None:
 
     from bench.engines import engine_rows
     from bench.plain import write_plain_project
-    from bench.results import record
+    from bench.results import Report
     from chronicle.demo import DEMO_START
 
-    began = time.monotonic()
-    printed: list[str] = []
-
-    def say(line: str) -> None:  # printed, and kept for the results file
-        print(line, flush=True)
-        printed.append(line)
-
+    report = Report("bench", f"python -m bench {days}")
+    say = report.say
     say(f"chronicle bench: {days}-day simulated demo, {os.cpu_count()} cores, "
         f"{ROUNDS} rounds per ratio")
     with tempfile.TemporaryDirectory() as tmp_name:
@@ -374,22 +369,20 @@ def main(days: int) -> None:
             check=True, stdout=subprocess.PIPE, text=True).stdout
         for line in profile.splitlines():
             say(line)
-    record("bench", f"python -m bench {days}", printed, time.monotonic() - began)
+    report.write()
 
 
 def pages_only(days: int) -> None:
     """`python -m bench pages [DAYS]`: issue #42's rows alone, on a fresh demo."""
-    from bench.results import record
+    from bench.results import Report
 
-    began = time.monotonic()
-    printed = [f"chronicle bench, pages: {days}-day simulated demo, {os.cpu_count()} cores"]
-    print(printed[0])
+    report = Report("pages", f"python -m bench pages {days}")
+    report.say(f"chronicle bench, pages: {days}-day simulated demo, {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory() as scratch:
         demo(Path(scratch) / "demo", days)
         for line in page_rows(Path(scratch) / "demo" / "site"):
-            print(line, flush=True)
-            printed.append(line)
-    record("pages", f"python -m bench pages {days}", printed, time.monotonic() - began)
+            report.say(line)
+    report.write()
 
 
 def engines_only(days: int) -> None:
@@ -397,22 +390,20 @@ def engines_only(days: int) -> None:
     from datetime import timedelta
 
     from bench.engines import engine_rows
-    from bench.results import record
+    from bench.results import Report
     from chronicle.demo import DEMO_START
 
-    began = time.monotonic()
-    printed = [f"chronicle bench, engines: {days}-day simulated demo, {os.cpu_count()} cores, "
-               f"{ROUNDS} rounds per ratio"]
-    print(printed[0], flush=True)
+    report = Report("engines", f"python -m bench engines {days}")
+    report.say(f"chronicle bench, engines: {days}-day simulated demo, {os.cpu_count()} cores, "
+               f"{ROUNDS} rounds per ratio")
     with tempfile.TemporaryDirectory() as scratch:
         tmp = Path(scratch)
         demo(tmp / "demo", days)
         partial_demo(tmp / "night-full", days)
         last = (DEMO_START + timedelta(days=days)).isoformat()
         for line in engine_rows(tmp / "demo", tmp / "night-full", tmp, last):
-            print(line, flush=True)
-            printed.append(line)
-    record("engines", f"python -m bench engines {days}", printed, time.monotonic() - began)
+            report.say(line)
+    report.write()
 
 
 if __name__ == "__main__":

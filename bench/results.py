@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -42,3 +43,20 @@ def record(name: str, command: str, lines: Sequence[str], seconds: float,
     path.write_text(replace_block(text, name, block_text(command, lines, seconds)),
                     encoding="utf-8")
     print(f"results written to {path} ({name} block)")
+
+
+class Report:
+    """What a bench run prints, line by line, kept for its block of the results file."""
+
+    def __init__(self, name: str, command: str) -> None:
+        self.name, self.command = name, command
+        self.lines: list[str] = []
+        self.began = time.monotonic()
+
+    def say(self, line: str) -> None:
+        print(line, flush=True)
+        self.lines.append(line)
+
+    def write(self, path: Path = RESULTS) -> None:
+        """Write the run's lines into its block, with how long it took."""
+        record(self.name, self.command, self.lines, time.monotonic() - self.began, path)

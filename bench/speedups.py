@@ -48,7 +48,7 @@ from pathlib import Path
 
 from bench.__main__ import LAST_NIGHT, ROUNDS, checkout, partial_demo, python, run
 from bench.engines import built_where_it_runs, with_engine
-from bench.results import record
+from bench.results import Report
 
 THRESHOLD = 1.10  # off / on: a speed-up must save at least 10% of its row
 MAX_WAIT = 15 * 60  # seconds `--wait-load` waits for a quiet machine before a round
@@ -152,10 +152,9 @@ def main(argv: list[str]) -> None:
 
     wanted = [s for s in SPEEDUPS if args.only is None or s in args.only]
     days, rounds = args.days, args.rounds
-    began = time.monotonic()
-    printed = [f"chronicle speed-ups: {days}-day simulated demo, {os.cpu_count()} cores, "
-               f"{rounds} rounds each on and off; kept where off/on >= {THRESHOLD:.2f}"]
-    print(printed[0])
+    report = Report("speedups", f"python -m bench.speedups {' '.join(argv)}".strip())
+    report.say(f"chronicle speed-ups: {days}-day simulated demo, {os.cpu_count()} cores, "
+               f"{rounds} rounds each on and off; kept where off/on >= {THRESHOLD:.2f}")
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = args.work or Path(tmp_name)
         demo = tmp / "demo"
@@ -190,12 +189,10 @@ def main(argv: list[str]) -> None:
         }
         for speedup in wanted:
             label, timed = rows[speedup]
-            printed.append(
+            report.say(
                 _alternate(Measured(speedup, label), rounds, timed, args.wait_load).line())
-            print(printed[-1], flush=True)
     if args.only is None:  # a full run: its rows are the latest figures
-        record("speedups", f"python -m bench.speedups {' '.join(argv)}".strip(), printed,
-               time.monotonic() - began)
+        report.write()
 
 
 if __name__ == "__main__":

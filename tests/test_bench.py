@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bench.__main__ import Rounds, checkout, row, set_aside
-from bench.results import RESULTS, block_text, record, replace_block
+from bench.results import RESULTS, Report, block_text, record, replace_block
 from bench.speedups import Measured
 
 
@@ -98,8 +98,22 @@ def test_a_run_replaces_its_own_block_of_the_results_file_and_nothing_else(
         replace_block("no markers", "bench", "x")
 
 
-def test_the_results_file_has_both_blocks() -> None:
+def test_a_report_prints_each_line_and_writes_them_into_its_block(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    results = tmp_path / "RESULTS.md"
+    results.write_text("<!-- pages:start -->\nold\n<!-- pages:end -->\n")
+    report = Report("pages", "python -m bench pages 100")
+    report.say("home 1.07x")
+    report.say("day 1.01x")
+    assert capsys.readouterr().out == "home 1.07x\nday 1.01x\n"
+    report.write(results)
+    text = results.read_text()
+    assert "Written by `python -m bench pages 100`" in text and "old" not in text
+    assert "```text\nhome 1.07x\nday 1.01x\n```\n<!-- pages:end -->" in text
+
+
+def test_the_results_file_has_every_block() -> None:
     text = RESULTS.read_text(encoding="utf-8")
-    for name in ("bench", "speedups"):
+    for name in ("bench", "speedups", "engines", "pages"):
         assert replace_block(text, name, "x\n").count("x\n") >= 1
     assert "Written by `python -m bench" in block_text("python -m bench", ["a"], 60.0)
