@@ -154,7 +154,6 @@ def cite_markdown(e: Entry, files: Sequence[DataFile], cite_json: str, lang: Lan
     translation (`../../`): its links then lead to the record's own files.
     """
     _ = lang.gettext
-    source = e.source_url
     cff = f'<a href="{record}CITATION.cff">CITATION.cff</a>' if record \
         else "[CITATION.cff](../CITATION.cff)"
     csl = f'<a href="{record}days/{cite_json}">CSL-JSON</a>' if record \
@@ -162,7 +161,7 @@ def cite_markdown(e: Entry, files: Sequence[DataFile], cite_json: str, lang: Lan
     lines = [
         "## " + _("Cite this entry") + " { data-search-exclude }", "",
         # One line per anchor, in the order a citer needs them; Markdown hard line breaks.
-        "  \n".join(_identifiers(e, source, lang)), "",
+        "  \n".join(_identifiers(e, lang)), "",
         # The citation names the English record, so a translation marks it as English.
         md_text(plain_citation(e)) if lang.english  # the config's strings are text
         else f'<p lang="en">{escape(plain_citation(e))}</p>', "",
@@ -178,7 +177,7 @@ def cite_markdown(e: Entry, files: Sequence[DataFile], cite_json: str, lang: Lan
     return "\n".join(lines) + "\n"
 
 
-def _identifiers(e: Entry, source: str, lang: Language) -> list[str]:
+def _identifiers(e: Entry, lang: Language) -> list[str]:
     """Return the lines naming what a citation of `e` points at: the permalink, the sha256
     of the sealed source, its SWHIDs, an archived copy, the DOI, then the sealing
     snapshot; each line only when the entry has it."""
@@ -194,7 +193,7 @@ def _identifiers(e: Entry, source: str, lang: Language) -> list[str]:
         _("Permalink:") + lang.sep + permalink,
         _("sha256 of the sealed page: `{sha256}` ({link}, byte for byte)").format(
             sha256=e.sha256,
-            link=anchor(_("the sealed Markdown source"), source)),
+            link=anchor(_("the sealed Markdown source"), e.source_url)),
     ]
     if e.swhid:
         page = f"[`{e.swhid}`]({SWH_RESOLVER}{e.swhid})"
@@ -218,7 +217,8 @@ def _identifiers(e: Entry, source: str, lang: Language) -> list[str]:
 
 
 def _link(path: str, record: str, e: Entry) -> str:
-    """Return a link relative to days/<date>.md to a file of the store."""
+    """Return a Data files row's link to a file of the store: the page's sealed source at
+    its address, any other file relative to days/<date>.md."""
     if path == f"days/{e.date}.md":  # the sealed source, at its address (Entry.source_url)
         return str(anchor(path, e.source_url))
     if record:  # a translated page: raw HTML, the record's files are outside its build

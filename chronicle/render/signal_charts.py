@@ -172,12 +172,13 @@ def signal_panels(config: RunConfig, series: Series, days: Sequence[Mapping[str,
     ]
     names = ("prediction", "dropping", "risks")
     panels: list[dict[str, Any]] = []
-    for name, (heading, (spec, sentence), link, page) in zip(names, built, strict=True):
+    for i, (name, (heading, (spec, sentence), link, page)) in enumerate(
+            zip(names, built, strict=True)):
         meta = spec.setdefault("usermeta", {}).setdefault("chronicle", {})
         meta["static_width"] = PANEL_WIDTH
         # The first card is the home page's largest paint on a phone: fetched at once.
         embed: Markup = publish(out, f"{prefix}{name}", spec, name,
-                                "chronicle-chart--small", first_paint=not panels)
+                                "chronicle-chart--small", first_paint=i == 0)
         panels.append({"heading": heading, "embed": embed, "sentence": sentence,
                        "link": link, "page": page})
     return panels
