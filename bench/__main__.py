@@ -189,8 +189,9 @@ def nightly_rounds(base: Path, work: Path, plain: Path, start_last: str,
 
 
 def plain_build(project: Path) -> str:
-    # On the MkDocs 1.x chronicle's builds run on (ProperDocs: chronicle/site/core.py).
-    return ("import os; from chronicle.site.core import load_core; load_core();"
+    # On the MkDocs 1.x chronicle's builds run on (ProperDocs:
+    # chronicle/site/engines/mkdocs/core.py).
+    return ("import os; from chronicle.site.engines.mkdocs.core import load_core; load_core();"
             "from mkdocs.commands.build import build;"
             "from mkdocs.config import load_config;"
             f"os.chdir({str(project)!r}); c = load_config('mkdocs.yml');"
@@ -386,7 +387,7 @@ def pages_only(days: int) -> None:
 
 
 def engines_only(days: int) -> None:
-    """`python -m bench engines [DAYS]`: issue #25's rows alone (site/zensical.py)."""
+    """`python -m bench engines [DAYS]`: issue #25's rows alone (site/engines/zensical/build.py)."""
     from datetime import timedelta
 
     from bench.engines import engine_rows

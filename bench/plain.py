@@ -1,7 +1,7 @@
 """A plain mkdocs-material project holding the same Markdown pages as a built chronicle.
 
 The chronicle build's own overhead is what it costs beyond this: the English project
-`chronicle render` writes (site/tree.py: the same Markdown, assets and published files,
+`chronicle render` writes (site/outputs/tree.py: the same Markdown, assets and published files,
 each sealed day page as published, the charts' SVGs), built with Material's theme and
 its search plugin only (no chronicle plugin, no gen-files, no rss, no template
 overrides).
@@ -17,8 +17,8 @@ import yaml
 
 from chronicle.config import load_config
 from chronicle.executor import Executor
-from chronicle.site.inputs import load_inputs
-from chronicle.site.tree import render_tree
+from chronicle.site.outputs.inputs import load_inputs
+from chronicle.site.outputs.tree import render_tree
 
 
 def write_plain_project(chronicle: Path, target: Path) -> Path:

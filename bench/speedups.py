@@ -8,7 +8,7 @@ be at least 1.10. Rows, each command in its own process, alternating on and off:
 - beside (a translated edition built in a second process while English builds): the
   two-edition build of the demo, warm (its .cache/chronicle as a nightly restores it);
 - engine-cache (Zensical's own cache kept signed in .cache/chronicle,
-  site/engine_cache.py): the Zensical nightly (the same snapshot, then the build of both
+  site/engines/zensical/cache.py): the Zensical nightly (the same snapshot, then the build of both
   editions with Zensical, in the folder its cache was made in);
 Three more went with the sealed editions (issue #42), which took the engines' private
 names they reached into (mkdocs's per-page Markdown conversion and Material's search

@@ -275,8 +275,8 @@ def render(root: Path, out: Path) -> None:
     """Write the site's sources as plain files, one project per edition (any engine builds
     OUT/<lang>/mkdocs.yml; nothing is published)."""
     from chronicle.executor import Executor
-    from chronicle.site.inputs import load_inputs
-    from chronicle.site.tree import check_out_dir, render_tree
+    from chronicle.site.outputs.inputs import load_inputs
+    from chronicle.site.outputs.tree import check_out_dir, render_tree
     from chronicle.store import Store, locked, refuse_unsealed
 
     config = load_config(root)
@@ -311,8 +311,8 @@ def _cache_use(cached: dict[str, int]) -> str:
 @_clean_errors
 def check_site(root: Path, site_dir: Path | None) -> None:
     """Check the built site before deploying it (the nightly job runs this after build)."""
-    from chronicle.site.check import CHECKS
-    from chronicle.site.check import check_site as run_checks
+    from chronicle.site.publish.check import CHECKS
+    from chronicle.site.publish.check import check_site as run_checks
 
     site = site_dir or root / "site"
     if not site.is_dir():
@@ -334,7 +334,7 @@ def check_site(root: Path, site_dir: Path | None) -> None:
 @_clean_errors
 def zenodo(root: Path) -> None:
     """Write .zenodo.json from chronicle.yml (what Zenodo records for each release)."""
-    from chronicle.site.zenodo import FILENAME, write_zenodo_json
+    from chronicle.site.publish.zenodo import FILENAME, write_zenodo_json
 
     changed = write_zenodo_json(load_config(root))
     click.echo(f"{'wrote' if changed else 'unchanged:'} {root / FILENAME}")
@@ -349,7 +349,7 @@ def zenodo(root: Path) -> None:
 def release_notes(root: Path, week_text: str | None, site_dir: Path | None) -> None:
     """Print the Markdown notes of a week's release (its sealed days, their sha256, SWHIDs
     and mementos); print nothing when the week is not to be released (yet)."""
-    from chronicle.site.release import parse_week, release_notes, week_of, week_release
+    from chronicle.site.publish.release import parse_week, release_notes, week_of, week_release
 
     now = datetime.now(UTC)
     week = parse_week(week_text) if week_text else week_of(now.date() - timedelta(days=7))

@@ -17,8 +17,8 @@ from chronicle.config import DEFAULT_CONFIG_KEYS, load_config
 from chronicle.config.template import declared_line
 from chronicle.errors import ChronicleError
 from chronicle.files import nofollow
-from chronicle.site.zenodo import FILENAME as ZENODO_FILE
-from chronicle.site.zenodo import write_zenodo_json
+from chronicle.site.publish.zenodo import FILENAME as ZENODO_FILE
+from chronicle.site.publish.zenodo import write_zenodo_json
 from chronicle.snapshot.preflight import (
     EXAMPLE_ENTITY,
     EXAMPLE_PROJECT,

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from chronicle.site.core import load_core
+from chronicle.site.engines.mkdocs.core import load_core
 
 # Before any test imports mkdocs: builds run in this process on the MkDocs 1.x that
-# `chronicle build` runs on (ProperDocs, site/core.py), as those of its edition processes do.
+# `chronicle build` runs on (ProperDocs, site/engines/mkdocs/core.py), as those of its
+# edition processes do.
 load_core()
 
 from chronicle.config import RunConfig  # noqa: E402

@@ -30,8 +30,8 @@ from chronicle.render.day_charts import day_charts
 from chronicle.render.i18n import ENGLISH, language
 from chronicle.render.panels import health_heatmap, regime_chart, residual_chart, risk_timeline
 from chronicle.render.vega import SCHEMA, no_data
-from chronicle.site.inputs import load_inputs
-from chronicle.site.pages import site_files
+from chronicle.site.outputs.inputs import load_inputs
+from chronicle.site.outputs.pages import site_files
 from tests.support.site_factory import simulated_chronicle
 
 ZH = language("zh")
@@ -208,7 +208,7 @@ def test_each_signal_says_one_verdict_on_its_card_page_and_feed_item(chronicle: 
     # With every watcher configured (prediction, risks, the dropping alert), the home
     # card, the signal's own page and the newest day's feed item say the verdict of
     # api/signals.json word for word, in each language.
-    from chronicle.site.daily_feed import item_html
+    from chronicle.site.publish.daily_feed import item_html
 
     config = load_config(chronicle)
     inputs = load_inputs(config)
@@ -245,7 +245,7 @@ def test_the_verdicts_of_sealed_days_are_read_not_computed_again(chronicle: Path
 
 
 def test_each_days_feed_title_verdict_is_said_in_each_language(chronicle: Path) -> None:
-    from chronicle.site.daily_feed import item_verdicts
+    from chronicle.site.publish.daily_feed import item_verdicts
 
     inputs = load_inputs(load_config(chronicle))
     for lang, words in ((ENGLISH, "the prediction"), (ZH, "预测")):

@@ -1,4 +1,5 @@
-"""`chronicle check-site` (chronicle/site/check.py), the nightly soundness check of the built
+"""`chronicle check-site` (chronicle/site/publish/check.py), the nightly soundness check of
+the built
 site, run on small hand-made site folders and on a real build."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from click.testing import CliRunner, Result
 
 from chronicle.cli import main
 from chronicle.errors import EXIT_FAILURE, EXIT_USAGE
-from chronicle.site.check import CHECKS
+from chronicle.site.publish.check import CHECKS
 from tests.support.site_factory import build_site, chronicle_build, make_chronicle
 
 SID = "2026-09-30T031700Z"

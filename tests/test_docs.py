@@ -103,12 +103,14 @@ def test_every_code_path_the_docs_name_exists() -> None:
 
 
 def test_a_missing_code_path_is_found() -> None:
-    text = ("see `chronicle/site/build.py`, site/editions.py, render/day.py, `cli.py`, "
+    text = ("see `chronicle/site/build.py`, site/outputs/editions.py, render/day.py, `cli.py`, "
             "tests/test_docs.py, `site.build.build_site` and documentation/pages/ "
             "(not docs/days/<date>.md, nor api/latest.json)")
     assert docs.missing_in(text) == []
-    assert docs.missing_in("site/nowhere.py, `nothing_here.py`, site.build.no_such") == [
-        "site/nowhere.py", "nothing_here.py", "site.build.no_such"]
+    assert docs.missing_in("site/nowhere.py, `nothing_here.py`, site.build.no_such, "
+                           "site.engines.mkdocs.plugin.no_such") == [
+        "site/nowhere.py", "nothing_here.py", "site.build.no_such",
+        "site.engines.mkdocs.plugin.no_such"]
 
 
 def test_a_broken_link_or_anchor_is_found(tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
 """Hostile issue text through the real GitHub client into both editions, read back as HTML
-and run in Chromium: a comment is data in every language (site/editions.py renders each
+and run in Chromium: a comment is data in every language (site/outputs/editions.py renders each
 edition natively; nothing rewrites a rendered page by pattern)."""
 
 from __future__ import annotations

@@ -27,8 +27,8 @@ from chronicle.demo import run_demo
 from chronicle.models import FailureRecord
 from chronicle.render.day import render_day_markdown
 from chronicle.render.i18n import ENGLISH, language
-from chronicle.site.inputs import BuildInputs, load_inputs
-from chronicle.site.pages import site_files
+from chronicle.site.outputs.inputs import BuildInputs, load_inputs
+from chronicle.site.outputs.pages import site_files
 from chronicle.store import rows_to_table
 from tests.support.config import make_config
 

@@ -102,7 +102,7 @@ def test_the_wheel_is_named_and_licensed_as_declared(built: tuple[Path, Path, st
     assert licence == (REPO / "LICENSE").read_bytes()
     assert b"Apache License" in licence and b"Version 2.0, January 2004" in licence
     assert "chronicle = chronicle.cli:entry" in entry_points  # the command keeps its name
-    assert "chronicle = chronicle.site.plugin:ChroniclePlugin" in entry_points
+    assert "chronicle = chronicle.site.engines.mkdocs.plugin:ChroniclePlugin" in entry_points
     # setuptools' deprecation warnings (a `license` table, licence classifiers) are gone.
     assert "deprecat" not in output.lower(), output
 

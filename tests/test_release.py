@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from chronicle.cli import main as cli
-from chronicle.site.release import parse_week, release_notes, week_of, week_release
+from chronicle.site.publish.release import parse_week, release_notes, week_of, week_release
 from chronicle.store import Store
 from tests.support.site_factory import Built, make_chronicle
 

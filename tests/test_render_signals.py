@@ -152,7 +152,7 @@ def test_a_feed_title_carries_the_days_verdict_in_a_few_words() -> None:
 
 
 def test_the_feeds_titles_gain_the_verdict_and_keep_the_rest() -> None:
-    from chronicle.site.daily_feed import _fill_json, _fill_rss
+    from chronicle.site.publish.daily_feed import _fill_json, _fill_rss
 
     guid = "https://x.test/days/2026-11-03.html"
     rss = ("<?xml version='1.0' encoding='UTF-8'?><rss version='2.0'><channel><title>T</title>"

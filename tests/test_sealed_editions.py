@@ -2,7 +2,7 @@
 snapshot that seals a day seals its Chinese page and charts beside the English record, in
 the manifest and the chain; a day sealed before the site had Chinese gets its page from
 the next snapshot, sealed later and saying so; verify checks them, recompute replays them,
-and the build publishes them as sealed (site/editions.py), never rendering a day.
+and the build publishes them as sealed (site/outputs/editions.py), never rendering a day.
 
 Real snapshots of the simulated run (tests/support/site_factory.py).
 """
@@ -19,8 +19,8 @@ import yaml
 from chronicle.config import load_config
 from chronicle.errors import ChronicleError
 from chronicle.render.i18n import language
-from chronicle.site.editions import edition_days
-from chronicle.site.inputs import load_inputs
+from chronicle.site.outputs.editions import edition_days
+from chronicle.site.outputs.inputs import load_inputs
 from chronicle.snapshot.recompute import recompute_days
 from chronicle.store import Store, edition_page, sha256_bytes, verify_store
 from tests.support.site_factory import Simulated, simulated_chronicle, take_night

@@ -224,7 +224,7 @@ def test_pages_stay_light_and_nav_is_short(built: tuple[Built, Path, Path, float
 
 
 def test_an_older_scaffold_nav_still_builds_strict(tmp_path: Path) -> None:
-    from chronicle.site.pages import SECTIONS, complete_nav
+    from chronicle.site.outputs.pages import SECTIONS, complete_nav
 
     root = tmp_path / "old"
     make_chronicle(root, nights=2)

@@ -100,7 +100,7 @@ def test_every_section_is_one_click_from_home(site: str, browser: Any, edition: 
                                               viewport: dict[str, int]) -> None:
     # The home page hides the navigation (its signals take the width): on a laptop, where
     # Material shows no drawer either, it must link every section itself.
-    from chronicle.site.pages import SECTIONS
+    from chronicle.site.outputs.pages import SECTIONS
 
     page = open_page(browser, site + edition + "index.html", viewport, "light")
     try:

@@ -1,4 +1,4 @@
-"""The MkDocs 1.x under chronicle's mkdocs builds (site/core.py): ProperDocs, in the
+"""The MkDocs 1.x under chronicle's mkdocs builds (site/engines/mkdocs/core.py): ProperDocs, in the
 command's process and in each translated edition's, without a banner; a process that runs
 the real mkdocs already keeps it."""
 
@@ -28,7 +28,7 @@ def _python(code: str) -> str:
 
 def test_load_core_makes_every_mkdocs_import_load_properdocs() -> None:
     said = _python(
-        "from chronicle.site.core import describe_core, load_core\n"
+        "from chronicle.site.engines.mkdocs.core import describe_core, load_core\n"
         "print(load_core())\n"
         "import mkdocs.config.defaults, mkdocs.plugins\n"
         "print(mkdocs.__name__, mkdocs.plugins.__name__, describe_core())")
@@ -38,10 +38,10 @@ def test_load_core_makes_every_mkdocs_import_load_properdocs() -> None:
 def test_a_process_running_mkdocs_keeps_it() -> None:
     said = _python(
         "import mkdocs.plugins\n"
-        "from chronicle.site.core import describe_core, load_core\n"
+        "from chronicle.site.engines.mkdocs.core import describe_core, load_core\n"
         "print(load_core(), mkdocs.plugins.__name__, describe_core())")
     assert said == "mkdocs mkdocs.plugins MkDocs 1.6.1"
-    assert _python("from chronicle.site.core import load_core\n"
+    assert _python("from chronicle.site.engines.mkdocs.core import load_core\n"
                    "print(load_core('mkdocs'), load_core())") == "mkdocs mkdocs"
 
 
@@ -57,7 +57,7 @@ class _Heard(logging.Handler):
 def test_what_plugins_log_as_mkdocs_reaches_the_cores_logger_during_a_build() -> None:
     # ProperDocs' strict mode counts the warnings of its own logger tree; the chronicle
     # plugin (and others) log under mkdocs.*: during a build, that tree hangs under it.
-    from chronicle.site.core import core_logging
+    from chronicle.site.engines.mkdocs.core import core_logging
 
     heard = _Heard()
     legacy = logging.getLogger("mkdocs")
@@ -76,7 +76,7 @@ def test_what_plugins_log_as_mkdocs_reaches_the_cores_logger_during_a_build() ->
 
 
 def test_an_unknown_core_is_refused() -> None:
-    from chronicle.site.core import load_core
+    from chronicle.site.engines.mkdocs.core import load_core
 
     with pytest.raises(ValueError, match="unknown core 'mkdocs2'"):
         load_core("mkdocs2")

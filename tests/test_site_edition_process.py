@@ -1,5 +1,5 @@
 """A translated edition built in its own process beside the English build
-(site/edition_process.py): the same bytes as one built after English, its failures
+(site/engines/mkdocs/edition_process.py): the same bytes as one built after English, its failures
 reported by edition, nothing left behind when either build fails."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from chronicle.config import load_config
 from chronicle.errors import ChronicleError
 from chronicle.executor import Executor
 from chronicle.site.build import build_site
-from chronicle.site.core import PROPERDOCS
-from chronicle.site.edition_process import EditionProcess
+from chronicle.site.engines.mkdocs.core import PROPERDOCS
+from chronicle.site.engines.mkdocs.edition_process import EditionProcess
 from tests.support.processes import children
 from tests.support.site_factory import Built, make_chronicle, tree_bytes
 

@@ -1,5 +1,5 @@
 """Zensical's own cache of each edition's project, kept signed in .cache/chronicle
-(site/engine_cache.py): a second build starts Zensical warm with the same bytes, and
+(site/engines/zensical/cache.py): a second build starts Zensical warm with the same bytes, and
 nothing but a valid entry fills the folder Zensical reads its cache from."""
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from chronicle.errors import ChronicleError
 from chronicle.executor import Executor
 from chronicle.site.build import build_site
 from chronicle.site.build_cache import cache_root
-from chronicle.site.engine_cache import FOLDER
-from chronicle.site.zensical import TREES
+from chronicle.site.engines.zensical.build import TREES
+from chronicle.site.engines.zensical.cache import FOLDER
 from tests.support.site_factory import make_chronicle, tree_bytes
 
 pytest.importorskip("zensical")

@@ -1,4 +1,4 @@
-"""What one build reads from the store (site/inputs.py): the watchers' verdicts of every
+"""What one build reads from the store (site/outputs/inputs.py): the watchers' verdicts of every
 day are the ones each day sealed; a chronicle with days sealed before the watchers existed
 has theirs computed from the store at each build (never from a cache)."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from chronicle.analysis.verdicts import watch_history
-from chronicle.site.inputs import VERDICT_KEYS, BuildInputs, load_inputs
+from chronicle.site.outputs.inputs import VERDICT_KEYS, BuildInputs, load_inputs
 from tests.support.site_factory import Built, add_correction, make_chronicle, simulated_chronicle
 
 

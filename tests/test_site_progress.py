@@ -1,4 +1,4 @@
-"""What a build says while it runs (site/progress.py, site/progress_plugin.py): each
+"""What a build says while it runs (site/progress.py, site/engines/mkdocs/progress_plugin.py): each
 edition's steps as they end, the translated edition's from its own process too, with
 either engine; and saying them changes no built byte."""
 

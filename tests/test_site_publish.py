@@ -1,4 +1,4 @@
-"""Publishing a build whole (site/publish.py): the staged site takes the published one's
+"""Publishing a build whole (site/publish/staging.py): the staged site takes the published one's
 place at once, what killed builds left is removed, and a site a build moved away is put
 back."""
 
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from chronicle.errors import ChronicleError
-from chronicle.site import publish
-from chronicle.site.publish import clear_leftovers, edition_staging, staging_dir
+from chronicle.site.publish import staging as publish
+from chronicle.site.publish.staging import clear_leftovers, edition_staging, staging_dir
 
 
 def _site(folder: Path, marker: str) -> Path:

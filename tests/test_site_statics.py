@@ -1,4 +1,4 @@
-"""Static SVGs of the build-time charts (site/statics.py): drawn beside the Markdown
+"""Static SVGs of the build-time charts (site/outputs/statics.py): drawn beside the Markdown
 conversion, written after the pages, the same bytes as drawing them first; kept in
 .cache/chronicle/svgs by spec, so a build whose specs did not change draws none."""
 
@@ -16,7 +16,7 @@ import pytest
 from chronicle.render.embed import spec_json
 from chronicle.render.svg import render_svg
 from chronicle.site.build_cache import FORMAT, BuildCache, entry_key
-from chronicle.site.statics import Drawing, chart_specs, svg_key, with_svgs
+from chronicle.site.outputs.statics import Drawing, chart_specs, svg_key, with_svgs
 from tests.support.paths import REPO
 from tests.support.site_factory import build_site, make_chronicle
 

@@ -1,4 +1,5 @@
-"""The same chronicle built by both engines (site/zensical.py, site/tree.py): mkdocs-material
+"""The same chronicle built by both engines (site/engines/zensical/build.py,
+site/outputs/tree.py): mkdocs-material
 through mkdocs-gen-files, and Zensical from the rendered tree. Every page of one exists in
 the other with the same article text, both editions, search in both languages, the feeds,
 api/, the citation files, the language switch; `check-site` passes on both; a failing
@@ -24,8 +25,8 @@ import pytest
 from chronicle.errors import ChronicleError
 from chronicle.executor import Executor
 from chronicle.site.build import build_site, engine_notes
-from chronicle.site.check import check_site
-from chronicle.site.zensical import TREES
+from chronicle.site.engines.zensical.build import TREES
+from chronicle.site.publish.check import check_site
 from tests.support.browser import (
     CHROMIUM,
     chromium,
@@ -199,7 +200,7 @@ def test_zensical_search_finds_words_in_both_languages(both: tuple[Built, Path, 
     assert any(SEARCH_WORD in item["text"] for item in english["items"])
     # A date is one word to Zensical's search (a hyphen between digits does not split),
     # so "2026-08-21" finds that day, not every day holding 2026, 08 and 21.
-    from chronicle.site.tree import ZENSICAL_SEPARATOR
+    from chronicle.site.outputs.tree import ZENSICAL_SEPARATOR
 
     assert english["config"]["separator"] == ZENSICAL_SEPARATOR
     assert re.split(ZENSICAL_SEPARATOR, "Day 2 · 2026-08-21 all-to-all") == [
@@ -269,7 +270,8 @@ def test_render_writes_a_tree_both_engines_build(both: tuple[Built, Path, Path],
     again = cli("render", "--dir", str(built.root), "--out", str(out))
     assert again.exit_code == 0, again.output
     env = {**os.environ, "PYTHONPATH": str(REPO), "NO_MKDOCS_2_WARNING": "1"}
-    assert "`properdocs build -f " in again.output  # the maintained MkDocs 1.x (site/core.py)
+    # the maintained MkDocs 1.x (site/engines/mkdocs/core.py)
+    assert "`properdocs build -f " in again.output
     plain = subprocess.run([sys.executable, "-m", "properdocs", "build", "--strict", "-q", "-f",
                             str(out / "en" / "mkdocs.yml")], capture_output=True, text=True,
                            env=env, check=False)
@@ -384,8 +386,8 @@ def test_a_zensical_build_imports_none_of_mkdocs(tmp_path: Path) -> None:
 
 
 def test_a_child_gone_after_done_is_a_finished_build(tmp_path: Path) -> None:
-    from chronicle.site.tree import EditionTree
-    from chronicle.site.zensical import _wait
+    from chronicle.site.engines.zensical.build import _wait
+    from chronicle.site.outputs.tree import EditionTree
     from tests.support.processes import done_then_gone
 
     with Executor() as executor:

@@ -17,7 +17,7 @@ from chronicle.analysis.prediction import predict
 from chronicle.config import load_config
 from chronicle.render.i18n import ENGLISH
 from chronicle.render.run_pages import run_pages
-from chronicle.site.inputs import BuildInputs, load_inputs
+from chronicle.site.outputs.inputs import BuildInputs, load_inputs
 from chronicle.snapshot.fetch import fetch_simulated_source
 from chronicle.snapshot.take import take_snapshot
 from chronicle.sources.simulated import SimulatedRun
@@ -191,7 +191,7 @@ def test_watch_pages_show_claims_risks_health_and_charts(run: dict[str, Any]) ->
                  "drop_regimes", "risks", "health", "router_entropy"):
         spec = json.loads(pages[f"watch/{name}.vl.json"])
         assert spec["$schema"].startswith("https://vega.github.io/schema/vega-lite/")
-        assert f"watch/{name}.svg" not in pages  # drawn by the site (site/statics.py)
+        assert f"watch/{name}.svg" not in pages  # drawn by the site (site/outputs/statics.py)
     assert "ln 384" in pages["throughput.md"]
     # The prediction chart draws the actual evals and the predicted curve with its band.
     spec = json.loads(pages["watch/prediction.vl.json"])

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from chronicle.cli import main as cli
 from chronicle.config import ConfigError, load_config, parse_config
 from chronicle.init import InitOptions, init_chronicle
-from chronicle.site.zenodo import zenodo_json, zenodo_metadata
+from chronicle.site.publish.zenodo import zenodo_json, zenodo_metadata
 
 # Zenodo's deposit metadata (developers.zenodo.org, "Deposit metadata"), the fields a
 # .zenodo.json may hold, and the relations its related_identifiers accept.

@@ -2,7 +2,7 @@
 swaps for the interactive vega-embed view (render stage, pure).
 
 Pages publish a chart's spec (`<stem>.vl.json`); the site draws the static `<stem>.svg`
-of every published spec while mkdocs builds the pages (site/statics.py), so the drawing
+of every published spec while mkdocs builds the pages (site/outputs/statics.py), so the drawing
 costs no time on the build's critical path.
 
 The SVG's `alt` and the live chart's accessible name are the spec's `description`: what

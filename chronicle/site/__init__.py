@@ -7,9 +7,10 @@ machine-readable and citable files; build.py is `chronicle build`; check.py is
 
 Chronicles scaffolded before the plugin existed keep building: their docs/hooks.py imports
 `on_config`, `on_page_markdown`, `on_post_page` and `on_post_build` from here, and their
-docs/gen_pages.py calls `generate` (site/hooks.py). They are handed out when asked for,
-not imported with the package: a Zensical build (site/zensical.py) needs none of mkdocs,
-Material or jieba (a noticeable part of every build's start).
+docs/gen_pages.py calls `generate` (site/engines/mkdocs/hooks.py). They are handed out
+when asked for, not imported with the package: a Zensical build
+(site/engines/zensical/build.py) needs none of mkdocs, Material or jieba (a noticeable part
+of every build's start).
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ import importlib
 from typing import Any
 
 # Each name this package hands out, and the module it lives in.
-_FROM = {"on_config": "hooks", "on_page_markdown": "hooks", "on_post_page": "hooks",
-         "on_post_build": "hooks", "generate": "hooks", "ChroniclePlugin": "plugin",
-         "load_run_config": "plugin", "site_files": "pages"}
+_HOOKS = "engines.mkdocs.hooks"
+_FROM = {"on_config": _HOOKS, "on_page_markdown": _HOOKS, "on_post_page": _HOOKS,
+         "on_post_build": _HOOKS, "generate": _HOOKS, "ChroniclePlugin": "engines.mkdocs.plugin",
+         "load_run_config": "engines.mkdocs.plugin", "site_files": "outputs.pages"}
 __all__ = sorted(_FROM)
 
 

@@ -214,9 +214,10 @@ class BuildCache:
 class Caches:
     """The caches of one `chronicle build`, shared by every edition it builds."""
 
-    svgs: BuildCache  # static SVGs of the build's own charts (site/statics.py)
-    threads: BuildCache  # thread pages (site/pages.py)
-    zensical: BuildCache  # Zensical's own cache of each edition's project (site/zensical.py)
+    svgs: BuildCache  # static SVGs of the build's own charts (site/outputs/statics.py)
+    threads: BuildCache  # thread pages (site/outputs/pages.py)
+    # Zensical's own cache of each edition's project (site/engines/zensical/cache.py)
+    zensical: BuildCache
 
     @classmethod
     def of(cls, root: Path) -> Caches:

@@ -8,7 +8,7 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs_gen_files.editor import FilesEditor
 
-from chronicle.site.plugin import ChroniclePlugin
+from chronicle.site.engines.mkdocs.plugin import ChroniclePlugin
 
 
 def write_pages(config: MkDocsConfig | None = None) -> None:

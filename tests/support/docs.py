@@ -53,7 +53,7 @@ _ROOTS = "|".join(map(re.escape, CODE_ROOTS))
 _PATH = re.compile(rf"(?<![\w./~$-])((?:{_ROOTS})/[\w./-]*[\w/])")
 _MODULE = re.compile(r"(?<![\w./-])([a-z_][\w]*\.py)\b")
 _DOTTED = re.compile(r"(?<![\w.])((?:site|snapshot|store|analysis|render|sources|config)"
-                     r"\.[a-z_]\w*\.[A-Za-z_]\w*)\b")
+                     r"(?:\.[a-z_]\w*)+\.[A-Za-z_]\w*)\b")
 # Paths the pages name that are not files of this repository, and why.
 ELSEWHERE = {
     "actions/cache": "GitHub's action",

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from chronicle.config import load_config
 from chronicle.init import scaffold_files
-from chronicle.site.zenodo import FILENAME as ZENODO_FILE
-from chronicle.site.zenodo import write_zenodo_json, zenodo_json
+from chronicle.site.publish.zenodo import FILENAME as ZENODO_FILE
+from chronicle.site.publish.zenodo import write_zenodo_json, zenodo_json
 from tests.support.paths import REPO
 
 # Scaffold files the repository keeps its own version of, and why.

@@ -3,13 +3,13 @@
 Material for MkDocs reaches its end of life on 2027-05-05; Zensical, by Material's team,
 reads the same mkdocs.yml and renders the same Python-Markdown, but runs no MkDocs plugin
 or hook. So each edition's sources are written as a project of plain files
-(site/tree.py) under `.cache/zensical/<code>/` (kept between builds on this machine,
+(site/outputs/tree.py) under `.cache/zensical/<code>/` (kept between builds on this machine,
 never restored from elsewhere: Zensical keeps its own cache in `.cache/` beside each
 project's config, and only changed files are written again), built there by `zensical
 build --strict` in a child process of the command's executor (it dies with the command),
 moved into the staging folder, and finished by the same post-build step as an mkdocs
-build (site/finish.py). Zensical's own cache in each project is filled from, and kept as,
-a signed entry of the build cache (site/engine_cache.py). Zensical is driven through its
+build (site/publish/finish.py). Zensical's own cache in each project is filled from, and kept as,
+a signed entry of the build cache (site/engines/zensical/cache.py). Zensical is driven through its
 public `build` alone (chronicle/workers/zensical_build.py).
 """
 
@@ -22,17 +22,18 @@ import shutil
 import time
 from pathlib import Path
 
+from chronicle.config import RunConfig
 from chronicle.errors import ChronicleError
 from chronicle.executor import Child, ChildGone, Executor
-from chronicle.render.i18n import DEFAULT, Language, edition_dir
-from chronicle.site import engine_cache
+from chronicle.render.i18n import DEFAULT, LOCALE_FOLDER, Language, edition_dir, language
 from chronicle.site.build_cache import BuildCache, Caches
-from chronicle.site.editions import EditionFiles
-from chronicle.site.finish import finish_edition
-from chronicle.site.inputs import BuildInputs
+from chronicle.site.engines.zensical import cache as engine_cache
+from chronicle.site.outputs.editions import EditionFiles
+from chronicle.site.outputs.inputs import BuildInputs, load_inputs
+from chronicle.site.outputs.statics import Drawing
+from chronicle.site.outputs.tree import EditionTree, write_edition
 from chronicle.site.progress import Say, Steps
-from chronicle.site.statics import Drawing
-from chronicle.site.tree import EditionTree, write_edition
+from chronicle.site.publish.finish import finish_edition
 from chronicle.workers import zensical_build
 
 # Not under .cache/chronicle, which the nightly workflow restores from earlier runs: a
@@ -132,6 +133,20 @@ class EditionBuild:
     def _done(self, step: str) -> None:
         if self._steps is not None:
             self._steps.done(step)
+
+
+def build_site_editions(config: RunConfig, staging: Path, caches: Caches,
+                         took: dict[str, float], executor: Executor, say: Say | None
+                         ) -> None:
+    """Build every edition of `config.site.languages` with Zensical into `staging`, English
+    first (its folder holds the others)."""
+    langs = [language(code, config.root / LOCALE_FOLDER, config)
+             for code in config.site.languages]
+    started = time.perf_counter()
+    inputs = load_inputs(config, caches)
+    if say is not None:
+        say(f"store read ({time.perf_counter() - started:.1f} s)")
+    took.update(build_editions(inputs, langs, staging, caches, executor, say))
 
 
 def build_editions(inputs: BuildInputs, langs: list[Language], staging: Path,

@@ -12,8 +12,10 @@ from pathlib import Path
 from xml.dom import minidom
 
 from chronicle.render.i18n import DEFAULT, Language
-from chronicle.site.citable import edition_url
-from chronicle.site.daily_feed import (
+from chronicle.site.outputs.citable import edition_url
+from chronicle.site.outputs.editions import EditionFiles, folder_sitemaps
+from chronicle.site.outputs.inputs import BuildInputs
+from chronicle.site.publish.daily_feed import (
     DAY_PAGE,
     RSS_FEEDS,
     fill_daily_feeds,
@@ -21,8 +23,6 @@ from chronicle.site.daily_feed import (
     item_images,
     item_verdicts,
 )
-from chronicle.site.editions import EditionFiles, folder_sitemaps
-from chronicle.site.inputs import BuildInputs
 from chronicle.store.manifest import EDITION_PATH
 
 
@@ -30,7 +30,7 @@ def finish_edition(site_dir: Path, inputs: BuildInputs, lang: Language,
                    sources: EditionFiles, pages: list[str]) -> None:
     """Run the post-build steps of the `lang` edition built into `site_dir` from
     `sources`; `pages` are the pages the engine wrote (paths relative to `site_dir`).
-    The charts' SVGs are written by the caller, which drew them (site/statics.py)."""
+    The charts' SVGs are written by the caller, which drew them (site/outputs/statics.py)."""
     config = inputs.config
     if lang.code == DEFAULT:
         serve_sealed_sources(config.docs_dir, site_dir)

@@ -19,13 +19,11 @@ and feeds.
 from __future__ import annotations
 
 import html
-import logging
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from markupsafe import escape
 from pymdownx.slugs import slugify
 
 from chronicle.config import RunConfig
@@ -33,15 +31,12 @@ from chronicle.errors import ChronicleError
 from chronicle.render.day_edition import edition_folder
 from chronicle.render.i18n import DEFAULT, LOCALE_FOLDER, N_, NAMES, Language, edition_dir
 from chronicle.site.build_cache import Caches
-from chronicle.site.citable import edition_url
-from chronicle.site.inputs import BuildInputs
+from chronicle.site.outputs.citable import edition_url
+from chronicle.site.outputs.inputs import BuildInputs
 from chronicle.store import edition_page
 
-if TYPE_CHECKING:  # a Zensical build imports this module, and none of mkdocs
-    from mkdocs.config.defaults import MkDocsConfig
-
 __all__ = ["LOCALE_FOLDER", "Editions", "alternates", "edition_days", "edition_files",
-           "folder_sitemaps", "localize_config", "translate_nav", "twins"]
+           "folder_sitemaps", "translate_nav", "twins"]
 Files = dict[str, str | bytes]
 # A generated file's content, or where it was written already (mkdocs copies nothing:
 # File.generated with that path, the file is where the build puts it).
@@ -104,53 +99,11 @@ def localize_toc(toc: dict[str, Any], lang: Language) -> None:
     toc.setdefault("permalink_title", lang.gettext(PERMALINK_TITLE))
 
 
-def localize_config(config: MkDocsConfig, run: RunConfig, lang: Language) -> None:
-    """Turn the English mkdocs config into the config of the `lang` edition (in place)."""
-    code = lang.code
-    config.theme["language"] = code
-    config.site_url = edition_url(run, code)
-    config.site_description = escape(lang.gettext(
-        "A dated, citable chronicle of the training run {run}: one page per day."
-    ).format(run=run.run.name))  # text, never markup (site/plugin.py on_config)
-    # jieba (Material's Chinese segmentation) announces its dictionary on stderr.
-    logging.getLogger("jieba").setLevel(logging.WARNING)
-    search = next((p for name, p in config.plugins.items()
-                   if name.split("/")[-1] == "search"), None)  # material/search
-    if search is not None:
-        # Material segments Chinese with jieba at build time; the browser splits the
-        # index on its zero-width spaces (theme.language's search separator).
-        search.config["lang"] = [code]
-    # Python-Markdown's default slugify drops every non-ASCII character, so Chinese
-    # headings would get the anchors #_1, #_2...: keep the words (#关键数字), so a link to
-    # a section says where it goes. A chronicle's own slugify is left alone.
-    localize_toc(config.mdx_configs.setdefault("toc", {}), lang)
-    if "palette" in config.theme:
-        config.theme["palette"] = localized_palette(config.theme["palette"], lang)
-    config.extra["chronicle_made_with"] = generator_words(lang)
-    # The site's own script and style and the vega bundle live once, at the root.
-    config.extra_css = [_root_asset(p) for p in config.extra_css]
-    config.extra_javascript = [_root_script(p) for p in config.extra_javascript]
-
-
 def generator_words(lang: Language) -> list[str]:
     """Return the words before and after the "Material for MkDocs" link of the footer in
     `lang` (site/theme/partials/copyright.html; Material has them in English only)."""
     before, _, after = lang.gettext("Made with {material}").partition("{material}")
     return [before.strip(), after.rstrip()]
-
-
-def _root_asset(path: str) -> str:
-    return path if "://" in path or path.startswith("/") else "../" + path
-
-
-def _root_script(item: Any) -> Any:
-    path = str(item)
-    if "://" in path or path.startswith("/"):
-        return item
-    if hasattr(item, "path"):
-        item.path = "../" + path
-        return item
-    return "../" + path
 
 
 def translate_nav(nav: list[Any], titles: dict[str, str], lang: Language) -> list[Any]:
@@ -184,9 +137,9 @@ Keys = tuple[str, str]  # a translated day's (page, charts) cache keys
 def edition_files(inputs: BuildInputs, lang: Language) -> EditionFiles:
     """Return every generated file of the `lang` edition (path relative to its root):
     its pages and run-wide charts' specs (their SVGs are drawn like the English ones',
-    site/statics.py), and each sealed day's page in `lang` as published, with its sealed
+    site/outputs/statics.py), and each sealed day's page in `lang` as published, with its sealed
     charts (`edition_days`)."""
-    from chronicle.site.pages import site_files
+    from chronicle.site.outputs.pages import site_files
 
     files: EditionFiles = {p: c for p, c in site_files(inputs, lang, bundle=False).items()
                            if _own(p)}
@@ -196,14 +149,14 @@ def edition_files(inputs: BuildInputs, lang: Language) -> EditionFiles:
 
 def edition_days(inputs: BuildInputs, lang: Language) -> EditionFiles:
     """Return every sealed day's page in `lang` as the site shows it (its sealed edition,
-    then what the build adds: site/sources.py `published_day_page`) and its sealed charts
+    then what the build adds: site/outputs/sources.py `published_day_page`) and its sealed charts
     (each the sealed file, copied as it is: nothing is rendered or drawn).
 
     A day sealed before the site had `lang` has no page in it until the next snapshot
     seals one (snapshot/seal.py `seal_editions`): the build stops, naming the days and the
     command, rather than publish an edition without them.
     """
-    from chronicle.site.sources import published_day_page
+    from chronicle.site.outputs.sources import published_day_page
 
     store, out, missing = inputs.store, EditionFiles(), []
     for i, d in enumerate(inputs.days):

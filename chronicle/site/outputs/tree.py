@@ -1,13 +1,14 @@
 """A chronicle's site sources as plain files, one project per edition (site stage).
 
 `chronicle render --out FOLDER` writes them for inspection, for other engines and for the
-benchmarks; the Zensical adapter (site/zensical.py) builds them. Each edition is a folder
+benchmarks; the Zensical adapter (site/engines/zensical/build.py) builds them. Each edition
+is a folder
 `<FOLDER>/<code>/` holding an `mkdocs.yml` that any engine reading Material's config
 builds (theme, search, rss, Markdown extensions; no chronicle plugin, no gen-files, no
 hooks: everything they would add is in the files), `overrides/` (chronicle's template
 overrides, then the chronicle's own `custom_dir`) and `docs/`: the chronicle's docs/
 (copied: a tree is never a way to write into the store) under the edition's sources
-(site/sources.py). A file whose bytes did not change is not written again, and what the
+(site/outputs/sources.py). A file whose bytes did not change is not written again, and what the
 sources no longer hold is removed, so an engine's own cache stays warm between builds.
 """
 
@@ -35,8 +36,8 @@ from chronicle.render.i18n import (
 )
 from chronicle.render.svg import require_han_font
 from chronicle.site.build_cache import Caches
-from chronicle.site.citable import edition_url, feed_links
-from chronicle.site.editions import (
+from chronicle.site.outputs.citable import edition_url, feed_links
+from chronicle.site.outputs.editions import (
     LOCALE_FOLDER,
     PERMALINK_TITLE,
     EditionFiles,
@@ -45,10 +46,17 @@ from chronicle.site.editions import (
     localized_palette,
     translate_nav,
 )
-from chronicle.site.inputs import BuildInputs
-from chronicle.site.pages import BUNDLE, SCRIPT, SECTIONS, STYLESHEET, THEME_DIR, complete_nav
-from chronicle.site.publish import output_folder
-from chronicle.site.sources import edition_sources
+from chronicle.site.outputs.inputs import BuildInputs
+from chronicle.site.outputs.pages import (
+    BUNDLE,
+    SCRIPT,
+    SECTIONS,
+    STYLESHEET,
+    THEME_DIR,
+    complete_nav,
+)
+from chronicle.site.outputs.sources import edition_sources
+from chronicle.site.publish.staging import output_folder
 from chronicle.store.manifest import EDITION_PATH
 
 CONFIG_NAME = "mkdocs.yml"
@@ -166,7 +174,7 @@ def edition_config(base: Mapping[str, Any], config: RunConfig, lang: Language,
     out["extra"] = extra
     if lang.code != DEFAULT:
         # Keep the words of Chinese headings in their anchors (#关键数字), as the mkdocs
-        # build does (site/editions.py localize_config).
+        # build does (site/outputs/editions.py localize_config).
         extensions = []
         for entry in base.get("markdown_extensions") or []:
             if entry == "toc" or (isinstance(entry, dict) and "toc" in entry):
@@ -331,7 +339,7 @@ def render_tree(config: RunConfig, inputs: BuildInputs, out: Path,
                 executor: Executor | None = None) -> list[EditionTree]:
     """Write every edition of `config.site.languages` as a project under `out`, its
     charts' static SVGs drawn into it (an engine copies them like any static file)."""
-    from chronicle.site.statics import Drawing
+    from chronicle.site.outputs.statics import Drawing
 
     require_han_font(config.site.languages, "`chronicle render`")
     trees = []

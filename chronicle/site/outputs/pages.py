@@ -24,10 +24,10 @@ from chronicle.render.run_pages import run_pages
 from chronicle.render.signals import signals_json
 from chronicle.render.svg import javascript_bundle
 from chronicle.render.threads import render_thread, thread_pages
-from chronicle.site.api import api_files
 from chronicle.site.build_cache import edition_key, entry_key
-from chronicle.site.citable import archive_files
-from chronicle.site.inputs import BuildInputs
+from chronicle.site.outputs.api import api_files
+from chronicle.site.outputs.citable import archive_files
+from chronicle.site.outputs.inputs import BuildInputs
 
 Files = dict[str, str | bytes]
 
@@ -115,8 +115,8 @@ BUNDLE = "assets/javascripts/vega-bundle.js"
 # upgrade restyles every chronicle (a copy a scaffold once put under docs/ is replaced).
 STYLESHEET, SCRIPT = "assets/stylesheets/chronicle.css", "assets/javascripts/chronicle.js"
 ASSETS = {STYLESHEET: "chronicle.css", SCRIPT: "chronicle.js"}
-ASSET_DIR = Path(__file__).parent / "assets"
-THEME_DIR = Path(__file__).parent / "theme"  # Material template overrides
+ASSET_DIR = Path(__file__).parents[1] / "assets"
+THEME_DIR = Path(__file__).parents[1] / "theme"  # Material template overrides
 
 
 def nav() -> list[dict[str, str]]:

@@ -32,8 +32,8 @@ from chronicle.render.signals import (
     risks_verdict,
     short_verdict,
 )
-from chronicle.site.citable import edition_url
-from chronicle.site.inputs import BuildInputs
+from chronicle.site.outputs.citable import edition_url
+from chronicle.site.outputs.inputs import BuildInputs
 from chronicle.store.files import MAX_JSON_BYTES
 
 RSS_FEEDS = ("feed_rss_created.xml", "feed_rss_updated.xml")
@@ -85,7 +85,7 @@ def _image(inputs: BuildInputs, date: str, lang: Language,
     else:
         own = files or {}
         spec_text = own.get(f"days/{date}/loss.vl.json")
-        if isinstance(spec_text, Path):  # written into the site already (site/editions.py)
+        if isinstance(spec_text, Path):  # written into the site already (site/outputs/editions.py)
             spec_text = spec_text.read_bytes()
         if spec_text is not None:
             alt = _description(spec_text) or alt
@@ -131,7 +131,7 @@ def fill_daily_feeds(site_dir: Path, items: Mapping[str, str],
     """Replace each daily item's text with its HTML in the feeds the engine wrote, add its
     verdict in a few words to its title (the page's title, as the engine wrote it); give
     an item with no enclosure its day's image (Zensical's feeds carry none; its length is
-    measured by site/finish.py). With `as_of` (the newest snapshot's time), the channel's
+    measured by site/publish/finish.py). With `as_of` (the newest snapshot's time), the channel's
     pubDate and lastBuildDate say it, as mkdocs-rss-plugin writes them from
     SOURCE_DATE_EPOCH: Zensical 0.0.73 writes the clock's time, so a feed changed with
     every build, and a build from the same store was not the same bytes."""
@@ -216,7 +216,7 @@ def _child_text(node: Any, tag: str) -> str | None:
 def _fill_json(doc: dict[str, Any], items: Mapping[str, str],
                verdicts: Mapping[str, str]) -> dict[str, Any]:
     # JSON Feed's title, description and author names are plain text; the rss plugin
-    # wrote the config's, which are HTML-escaped text for the pages (site/plugin.py).
+    # wrote the config's, which are HTML-escaped text for the pages (site/engines/mkdocs/plugin.py).
     for key in ("title", "description"):
         if isinstance(doc.get(key), str):
             doc[key] = html.unescape(doc[key])

@@ -17,10 +17,10 @@ from mkdocs.structure.pages import Page
 from chronicle.config import RunConfig
 from chronicle.executor import Executor
 from chronicle.render.i18n import ENGLISH
-from chronicle.site.inputs import load_inputs
-from chronicle.site.plugin import ChroniclePlugin
-from chronicle.site.sources import edition_sources
-from chronicle.site.statics import with_svgs
+from chronicle.site.engines.mkdocs.plugin import ChroniclePlugin
+from chronicle.site.outputs.inputs import load_inputs
+from chronicle.site.outputs.sources import edition_sources
+from chronicle.site.outputs.statics import with_svgs
 
 _ATTR = "_chronicle_plugin"  # the hooks' plugin instance rides on this build's config
 
@@ -61,7 +61,7 @@ def on_post_build(config: MkDocsConfig) -> None:
 
 def generate(config: RunConfig) -> None:
     """Write every generated page with mkdocs_gen_files.open() (old scaffolds' gen_pages.py):
-    the English sources (site/sources.py: each sealed day page as published too) and
+    the English sources (site/outputs/sources.py: each sealed day page as published too) and
     their charts' SVGs."""
     import mkdocs_gen_files
 

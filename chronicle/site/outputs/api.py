@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from chronicle.models import iso
-from chronicle.site.inputs import BuildInputs
+from chronicle.site.outputs.inputs import BuildInputs
 from chronicle.store import Store, sha256_file
 
 
@@ -56,7 +56,7 @@ def ledger_file(inputs: BuildInputs) -> str:
     totals, their sum."""
     from chronicle.render.i18n import language
     from chronicle.render.ledger_text import event_text
-    from chronicle.site.editions import LOCALE_FOLDER
+    from chronicle.site.outputs.editions import LOCALE_FOLDER
 
     config, latest = inputs.config, inputs.latest
     langs = [language(code, config.root / LOCALE_FOLDER, config)

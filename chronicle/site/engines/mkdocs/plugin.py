@@ -1,6 +1,6 @@
 """The mkdocs plugin `chronicle`: the build side of a chronicle (site stage).
 
-The mkdocs adapter of the site's sources (site/sources.py). chronicle.yml is the one
+The mkdocs adapter of the site's sources (site/outputs/sources.py). chronicle.yml is the one
 config: `on_config` sets site_url, name, author and copyright from it and completes the
 nav from the page registry; `on_files` renders the edition's sources from one read of the
 store, and mkdocs-gen-files writes them into the build (the scaffold's gen_pages.py calls
@@ -32,27 +32,27 @@ from chronicle.config import RunConfig, load_config
 from chronicle.errors import ChronicleError
 from chronicle.executor import Executor, environment
 from chronicle.render.i18n import DEFAULT, ENGLISH, Language, language, site_title
-from chronicle.site.citable import feed_links
-from chronicle.site.editions import (
+from chronicle.site.engines.mkdocs.config import localize_config
+from chronicle.site.outputs.citable import feed_links
+from chronicle.site.outputs.editions import (
     LOCALE_FOLDER,
     EditionFiles,
     Editions,
     alternates,
-    localize_config,
     translate_nav,
     twins,
 )
-from chronicle.site.finish import finish_edition
-from chronicle.site.inputs import BuildInputs, load_inputs
-from chronicle.site.pages import (
+from chronicle.site.outputs.inputs import BuildInputs, load_inputs
+from chronicle.site.outputs.pages import (
     SCRIPT,
     SECTIONS,
     STYLESHEET,
     THEME_DIR,
     complete_nav,
 )
-from chronicle.site.sources import edition_sources
-from chronicle.site.statics import Drawing
+from chronicle.site.outputs.sources import edition_sources
+from chronicle.site.outputs.statics import Drawing
+from chronicle.site.publish.finish import finish_edition
 from chronicle.store.manifest import EDITION_PATH
 
 log = logging.getLogger("mkdocs.plugins.chronicle")
@@ -72,7 +72,7 @@ def load_run_config(mkdocs_config: MkDocsConfig) -> RunConfig:
 class ChroniclePlugin(BasePlugin):
     """Generate a chronicle's run-wide pages and finish its sealed day pages.
 
-    One instance builds one language's edition (site/editions.py): English, the sealed
+    One instance builds one language's edition (site/outputs/editions.py): English, the sealed
     record, unless `chronicle build` hands it another language with `use_edition`.
     """
 
@@ -134,7 +134,7 @@ class ChroniclePlugin(BasePlugin):
         config.site_url = run.site.url
         # Text, never markup: Material and the rss plugin print these into pages, <head>
         # and the feed raw in some places and escaped (`| e`) in others; Markup shows as
-        # text in both, never escaped twice (site/daily_feed.py gives JSON Feed plain text).
+        # text in both, never escaped twice (site/publish/daily_feed.py gives JSON Feed plain text).
         config.site_name = escape(site_title(run, self.lang))
         config.site_author = escape(run.site.author)
         config.site_description = escape(config.site_description or (
@@ -174,7 +174,7 @@ class ChroniclePlugin(BasePlugin):
 
     @event_priority(50)  # before mkdocs-gen-files runs gen_pages.py (site/gen_pages.py)
     def _render_sources(self, files: Files, *, config: MkDocsConfig) -> Files:
-        """Render this edition's sources (site/sources.py) and start drawing their charts'
+        """Render this edition's sources (site/outputs/sources.py) and start drawing their charts'
         static SVGs (written by on_post_build); mkdocs-gen-files then writes them into the
         build (`write_generated`)."""
         caches = self.editions.caches if self.editions is not None else None
@@ -280,7 +280,7 @@ class ChroniclePlugin(BasePlugin):
     def on_post_build(self, *, config: MkDocsConfig) -> None:
         """Write the charts' SVGs, then the engine-independent post-build steps (sealed
         sources byte for byte, the feeds' enclosures and item HTML, the sitemaps of the
-        language switch: site/finish.py)."""
+        language switch: site/publish/finish.py)."""
         site_dir = Path(config.site_dir)
         self._write_svgs(site_dir)
         finish_edition(site_dir, self.inputs, self.lang, self._generated, self.pages)

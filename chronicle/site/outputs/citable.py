@@ -1,7 +1,7 @@
 """The citable archive's generated files: citations, the snapshot chain, corrections, feeds
 (site stage).
 
-Functions of one build's inputs: the generated files of site/pages.py, and the blocks the
+Functions of one build's inputs: the generated files of site/outputs/pages.py, and the blocks the
 page hook appends to sealed day pages (a page cannot contain its own sha256).
 """
 
@@ -19,7 +19,7 @@ from chronicle.render.changes_page import change_items
 from chronicle.render.cite import Entry, citation_cff, cite_markdown, csl_json, data_files
 from chronicle.render.i18n import N_, Language, edition_dir, site_title
 from chronicle.render.ledger_text import correction_rows
-from chronicle.site.inputs import BuildInputs
+from chronicle.site.outputs.inputs import BuildInputs
 from chronicle.store import SnapshotInfo
 from chronicle.store.manifest import EDITION_PATH
 from chronicle.store.mementos import Memento

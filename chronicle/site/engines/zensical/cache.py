@@ -29,7 +29,7 @@ from pathlib import Path
 from chronicle.files.atomic import write_atomic_at
 from chronicle.files.nofollow import NotAFile, folder, read_file
 from chronicle.site.build_cache import BuildCache, code_fingerprint, config_sha256, entry_key
-from chronicle.site.inputs import BuildInputs
+from chronicle.site.outputs.inputs import BuildInputs
 
 FOLDER = ".cache"  # Zensical's, beside the project's config
 # What Zensical writes there: a file per page and a few of its own (.gitignore,

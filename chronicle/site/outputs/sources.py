@@ -6,8 +6,9 @@ text, then its citation and the link to the next day), the API and citation file
 assets; in another language's edition, its sealed day pages as published and their
 sealed charts (docs/days/<language>/). The same sources reach every engine: mkdocs
 through mkdocs-gen-files (site/gen_pages.py), Zensical and `chronicle render --out` as a
-tree of files (site/tree.py). The chart SVGs are drawn from the sources' specs (site/statics.py) and
-written after the engine has built the pages (site/finish.py).
+tree of files (site/outputs/tree.py). The chart SVGs are drawn from the sources' specs
+(site/outputs/statics.py) and
+written after the engine has built the pages (site/publish/finish.py).
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ from chronicle.analysis.day_model import DaySummary
 from chronicle.render import anchor
 from chronicle.render.day_edition import RECORD_ROOT
 from chronicle.render.i18n import DEFAULT, NAMES, Language
-from chronicle.site.citable import day_sections
-from chronicle.site.editions import EditionFiles, edition_files
-from chronicle.site.inputs import BuildInputs
-from chronicle.site.pages import site_files
+from chronicle.site.outputs.citable import day_sections
+from chronicle.site.outputs.editions import EditionFiles, edition_files
+from chronicle.site.outputs.inputs import BuildInputs
+from chronicle.site.outputs.pages import site_files
 from chronicle.store import SnapshotInfo
 
 # Pages sealed before quotes stayed quotes (render.md_text) hold `&\#34;`, which shows as

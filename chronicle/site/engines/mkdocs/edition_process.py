@@ -1,6 +1,6 @@
 """Build a translated edition in a second process, beside the English build (site stage).
 
-A translated edition is a whole mkdocs build of its own (site/editions.py): Markdown,
+A translated edition is a whole mkdocs build of its own (site/outputs/editions.py): Markdown,
 templates, a search index (Chinese segmented with jieba), ~1.7x the English build's time
 when run after it. mkdocs and jieba hold the GIL, so on a machine with a second core
 `chronicle build` runs each translated edition in a child process of the command's
@@ -14,7 +14,7 @@ in its own; what the two share crosses the executor's connection:
   both processes read and write the same folders; the child reports which entries it
   used, and the parent prunes only after both builds, with both sets.
 
-The child builds into a staging folder of its own beside the staged site (site/publish.py),
+The child builds into a staging folder of its own beside the staged site (site/publish/staging.py),
 since the English build empties its folder when it starts; the parent moves it into the
 staged site once both are done, and publishes the site only then. The bytes are those of
 the builds run one after the other. A child that ends without its report (killed, out of
@@ -40,7 +40,7 @@ from chronicle.errors import BuildProcessError, ChronicleError, disk_error
 from chronicle.executor import Child, ChildGone, Executor
 from chronicle.render.i18n import edition_dir
 from chronicle.site.build_cache import Caches
-from chronicle.site.editions import Editions
+from chronicle.site.outputs.editions import Editions
 from chronicle.site.progress import Say
 
 # What the child reports: ("done", seconds, {kind: [keys reused, keys made]}),
@@ -68,7 +68,7 @@ class EditionProcess:
     def start(cls, executor: Executor, config: RunConfig, mkdocs_yml: Path, code: str,
               staging: Path, core: str, say: Say | None = None) -> EditionProcess:
         """Start building the `code` edition into the folder `staging` on `core` (the
-        MkDocs 1.x this process runs, site/core.py), its steps said with `say` as the child
+        MkDocs 1.x this process runs, core.py), its steps said with `say` as the child
         ends each (site/progress.py); return at once.
 
         Raises OSError when the staging folder cannot be made (the caller then builds
@@ -159,7 +159,7 @@ def _child(conn: Connection, config: RunConfig, mkdocs_yml: Path, staging: Path,
            code: str, without: tuple[str, ...], cores: int, core: str, talk: bool) -> None:
     """Build the `code` edition into `staging` on `core`; report to the parent over
     `conn` (and, if `talk`, each of its steps as it ends)."""
-    from chronicle.site.build import mkdocs_build
+    from chronicle.site.engines.mkdocs.build import mkdocs_build
 
     caches = Caches.of(config.root)
     editions = Editions(caches=caches)
