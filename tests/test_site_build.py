@@ -16,6 +16,7 @@ import pytest
 
 from chronicle.config import load_config
 from chronicle.errors import EXIT_FAILURE, EXIT_USAGE
+from chronicle.executor import Executor
 from chronicle.site.build import build_site
 from tests.support.commands import cli, cli_process, night
 from tests.support.config import scaffold_simulated
@@ -144,6 +145,25 @@ def test_quotes_in_pages_sealed_by_an_older_version_show_as_typed(root: Path) ->
     html = (root / "site" / "days" / "2026-08-20.html").read_text()
     assert "A \"quoted\" title" in html or "A &quot;quoted&quot; title" in html
     assert "&amp;#34;" not in html and "&#34;quoted" not in html
+
+
+def test_the_build_hands_each_edition_its_config_and_executor(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `chronicle build` read chronicle.yml and made the executor: the plugin of each
+    # mkdocs build (both editions, in this process) is handed them, never reads the file
+    # again or starts an executor of its own.
+    from chronicle.site.engines.mkdocs import plugin
+
+    def read_again(*_: object) -> None:
+        raise AssertionError("the plugin read chronicle.yml a second time")
+
+    monkeypatch.setattr(plugin, "load_config", read_again)
+    monkeypatch.setattr(plugin, "Executor", read_again)
+    config = load_config(root)
+    assert len(config.site.languages) == 2
+    with Executor() as executor:
+        site = build_site(config, beside=False, executor=executor)
+    assert (site / "index.html").is_file() and (site / "zh" / "index.html").is_file()
 
 
 def test_a_build_in_this_process_leaves_no_process_or_variable(root: Path) -> None:

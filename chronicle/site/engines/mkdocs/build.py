@@ -129,10 +129,9 @@ def _run_mkdocs(config: RunConfig, mkdocs_yml: Path, site_dir: Path, code: str,
     from mkdocs.commands.build import build
     from mkdocs.config import load_config as load_mkdocs
 
-    from chronicle.site.engines.mkdocs.plugin import EXECUTOR_ATTR, ChroniclePlugin
+    from chronicle.site.engines.mkdocs.plugin import ChroniclePlugin
 
     cfg = load_mkdocs(config_file=str(mkdocs_yml), strict=True, site_dir=str(site_dir))
-    setattr(cfg, EXECUTOR_ATTR, executor)  # the plugin's (or old hooks') on_config reads it
     if say is not None:
         from chronicle.site.engines.mkdocs.progress_plugin import NAME, ProgressPlugin
 
@@ -140,7 +139,7 @@ def _run_mkdocs(config: RunConfig, mkdocs_yml: Path, site_dir: Path, code: str,
             Steps(say, code, f"mkdocs-material on {describe_core()}"))
     plugin = cfg.plugins.get("chronicle")
     if isinstance(plugin, ChroniclePlugin):
-        plugin.use_edition(code, editions)
+        plugin.use_edition(code, editions, config, executor)
     elif edition:
         raise ChronicleError(
             f"{mkdocs_yml}: site.languages lists {code}, but only the `chronicle` plugin "

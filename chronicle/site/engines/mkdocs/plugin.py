@@ -56,9 +56,6 @@ from chronicle.site.publish.finish import finish_edition
 from chronicle.store.manifest import EDITION_PATH
 
 log = logging.getLogger("mkdocs.plugins.chronicle")
-# `chronicle build` hands each mkdocs build its command's executor on the mkdocs config
-# (site/build.py); a build run by mkdocs itself has the plugin make one of its own.
-EXECUTOR_ATTR = "_chronicle_executor"
 
 
 def load_run_config(mkdocs_config: MkDocsConfig) -> RunConfig:
@@ -86,11 +83,17 @@ class ChroniclePlugin(BasePlugin):
         self.pages: list[str] = []  # the pages this build wrote (dest_uri)
         self._generated: EditionFiles = {}  # this build's generated files
         self._executor: Executor | None = None  # the command's, or the build's own
+        # What `chronicle build` hands the plugin (`use_edition`); a build run by mkdocs
+        # itself reads chronicle.yml and makes an executor of its own.
+        self._given: tuple[RunConfig, Executor] | None = None
         self._scope = ExitStack()  # what one build sets up and its end undoes
 
-    def use_edition(self, code: str, editions: Editions) -> None:
-        """Build the `code` edition, sharing what `editions` holds with the other builds."""
-        self.code, self.editions = code, editions
+    def use_edition(self, code: str, editions: Editions, run: RunConfig,
+                    executor: Executor) -> None:
+        """Build the `code` edition of the chronicle `run` (chronicle.yml, read once by the
+        command) with the command's `executor`, sharing what `editions` holds with the
+        other builds."""
+        self.code, self.editions, self._given = code, editions, (run, executor)
 
     @property
     def inputs(self) -> BuildInputs:
@@ -115,11 +118,12 @@ class ChroniclePlugin(BasePlugin):
     @event_priority(100)  # before the rss plugin reads site_url
     def configure(self, config: MkDocsConfig) -> MkDocsConfig:
         """Set site_url, name, author and copyright from chronicle.yml; pin the build date."""
-        run = load_run_config(config)
         self._end_build()  # an earlier build of this instance that ended without a word
-        given = getattr(config, EXECUTOR_ATTR, None)
-        self._executor = given if isinstance(given, Executor) else \
-            self._scope.enter_context(Executor())
+        if self._given is not None:
+            run, self._executor = self._given
+        else:
+            run = load_run_config(config)
+            self._executor = self._scope.enter_context(Executor())
         if self.editions is not None and self.editions.inputs is not None \
                 and self.editions.inputs.config != run:
             self.editions.inputs = None  # another chronicle: read its own store
