@@ -8,8 +8,11 @@ be at least 1.10. Rows, each command in its own process, alternating on and off:
 - beside (a translated edition built in a second process while English builds): the
   two-edition build of the demo, warm (its .cache/chronicle as a nightly restores it);
 - engine-cache (Zensical's own cache kept signed in .cache/chronicle,
-  site/engines/zensical/cache.py): the Zensical nightly (the same snapshot, then the build of both
-  editions with Zensical, in the folder its cache was made in);
+  site/engines/zensical/cache.py): the Zensical nightly (the same snapshot, then the build
+  of both editions with Zensical, in the folder its cache was made in);
+- svg-cache (the run-wide charts' SVGs kept signed in .cache/chronicle/svgs,
+  site/outputs/statics.py): the mkdocs nightly (the same snapshot, then the build of both
+  editions), the night its cache is restored for;
 Three more went with the sealed editions (issue #42), which took the engines' private
 names they reached into (mkdocs's per-page Markdown conversion and Material's search
 entries kept signed; Zensical's reference scan answered from a signed entry). Four more
@@ -186,6 +189,7 @@ def main(argv: list[str]) -> None:
         rows: dict[str, tuple[str, Callable[[str], float]]] = {
             "beside": ("two editions, warm build", build(demo)),
             "engine-cache": ("Zensical nightly, both editions", nightly("znight")),
+            "svg-cache": ("mkdocs nightly, both editions", nightly("mnight")),
         }
         for speedup in wanted:
             label, timed = rows[speedup]

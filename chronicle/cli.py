@@ -299,7 +299,6 @@ def _cache_use(cached: dict[str, int]) -> str:
     said = [f"{label}: {cached[f'{kind} reused']} from .cache/chronicle, "
             f"{cached[f'{kind} made']} {verb}"
             for kind, label, verb in (("svgs", "chart SVGs", "drawn"),
-                                      ("threads", "thread pages", "rendered"),
                                       ("zensical", "Zensical caches", "started cold"))
             if cached.get(f"{kind} reused", 0) + cached.get(f"{kind} made", 0)]
     return f" ({'; '.join(said)})" if said else ""

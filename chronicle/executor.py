@@ -53,7 +53,7 @@ from typing import Any
 # The speed-ups a command may run beside its own work. Each stays only where `make bench`
 # shows it is worth at least 10% on its row (documentation/pages/benchmarks.md): the bench
 # turns each off with `Executor(without=...)` and times the row again.
-SPEEDUPS = ("beside", "engine-cache")
+SPEEDUPS = ("beside", "engine-cache", "svg-cache")
 # Those that run work in another process: on one core they would only take turns.
 PARALLEL = ("beside",)
 _PR_SET_PDEATHSIG = 1

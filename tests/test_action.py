@@ -179,8 +179,8 @@ def test_python_with_pip_cache_keyed_on_what_is_installed(tmp_path: Path) -> Non
 
 
 def test_chronicle_cache_is_restored_before_the_snapshot() -> None:
-    # Without it every night is cold: the chart SVGs, thread pages, verdicts and the
-    # translated day pages (site/edition_cache.py) are made again from the whole store.
+    # Without it every night is cold: the run-wide charts' SVGs (and, with Zensical, its
+    # own cache of each edition) are made again from the whole store.
     steps = action_steps(ACTION)
     caches = [i for i, s in enumerate(steps) if s.get("uses", "").startswith("actions/cache@")]
     assert len(caches) == 1

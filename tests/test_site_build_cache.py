@@ -11,11 +11,8 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-import numpy as np
 import pytest
 
 from chronicle.cachekey import ENV, sign
@@ -45,18 +42,6 @@ def test_an_entry_comes_back_as_it_was_kept(tmp_path: Path) -> None:
     assert again.get("k1") == FILES and list(again.get("k1") or {}) == list(FILES)
     assert (again.reused, again.missed, cache.missed, cache.written) == (2, 0, 1, 1)
     assert _only(tmp_path / "kind").name == f"v{FORMAT}-k1.json"
-
-
-def test_text_is_made_once_then_read(tmp_path: Path) -> None:
-    made: list[str] = []
-
-    def make() -> str:
-        made.append("x")
-        return "page"
-
-    assert BuildCache(tmp_path).text("k", make) == "page"
-    assert BuildCache(tmp_path).text("k", make) == "page"
-    assert made == ["x"]
 
 
 def test_a_damaged_or_foreign_entry_is_not_read(tmp_path: Path) -> None:
@@ -100,6 +85,16 @@ def test_prune_keeps_what_this_build_used_in_every_folder(tmp_path: Path) -> Non
         f"{kind}/v{FORMAT}-kept.json" for kind in second.each())
 
 
+def test_a_kind_no_longer_kept_is_emptied_by_the_next_build(tmp_path: Path) -> None:
+    # A nightly restores what an earlier version kept: its thread pages are never read,
+    # and go with the first prune.
+    BuildCache(cache_root(tmp_path) / "threads", base=tmp_path).put("old", FILES)
+    caches = Caches.of(tmp_path)
+    assert "threads" not in caches.each()
+    caches.prune()
+    assert list((cache_root(tmp_path) / "threads").iterdir()) == []
+
+
 def test_the_key_is_every_input_and_only_them() -> None:
     key = entry_key("p", {"a": 1, "b": [1, 2]}, {"x": b"1", "y": b"2"})
     assert entry_key("p", {"b": [1, 2], "a": 1}, {"y": b"2", "x": b"1"}) == key
@@ -107,27 +102,6 @@ def test_the_key_is_every_input_and_only_them() -> None:
     assert entry_key("p", {"a": 1, "b": [2, 1]}, {"x": b"1", "y": b"2"}) != key
     assert entry_key("p", {"a": 1, "b": [1, 2]}, {"x": b"1", "y": b"3"}) != key
     assert entry_key("p", {"a": 1, "b": [1, 2]}, {"x": b"1", "z": b"2"}) != key
-
-
-def test_a_json_value_is_kept_only_when_json_gives_it_back_exactly(tmp_path: Path) -> None:
-    made: list[int] = []
-
-    def make(value: Any) -> Callable[[], Any]:
-        def compute() -> Any:
-            made.append(1)
-            return value
-        return compute
-
-    value = [{"b": 1, "a": [1.5, None, True, "x"]}, {"z": -0.0}]
-    assert BuildCache(tmp_path).value("k", make(value)) == value
-    again = BuildCache(tmp_path).value("k", make(None))
-    assert again == value and list(again[0]) == ["b", "a"] and len(made) == 1
-    # A tuple would come back a list, a NaN unequal, a numpy number not at all: never
-    # kept, computed every time (a warm build must use what a cold one computed).
-    for i, odd in enumerate(([(1, 2)], [float("nan")], {"x": np.float32(1.0)})):
-        for _ in range(2):
-            assert BuildCache(tmp_path).value(f"odd{i}", make(odd)) is odd
-    assert len(made) == 7
 
 
 def _build(root: Path, site: Path) -> dict[str, tuple[int, int]]:
@@ -147,11 +121,10 @@ def _cold(root: Path, site: Path) -> dict[str, tuple[int, int]]:
 def test_a_warm_build_is_the_cold_build_byte_for_byte(tmp_path: Path) -> None:
     made = make_chronicle(tmp_path / "c", nights=3, languages=("en", "zh"))
     cold = _cold(made.root, tmp_path / "cold")
-    assert cold["thread pages"] == (0, 2)  # en and zh
     svgs = cold["chart SVGs"][1]
     assert svgs > 10
     assert _build(made.root, tmp_path / "warm") == {
-        "chart SVGs": (svgs, 0), "thread pages": (2, 0)}
+        "chart SVGs": (svgs, 0)}
     assert tree_bytes(tmp_path / "warm") == tree_bytes(tmp_path / "cold")
 
 
@@ -163,16 +136,14 @@ def test_a_new_snapshot_and_a_correction_make_what_they_change(tmp_path: Path) -
     _build(earlier.root, tmp_path / "s0")
     shutil.copytree(earlier.root / ".cache", later.root / ".cache")
     night = _build(later.root, tmp_path / "night")
-    # The thread was updated and every run-wide chart shows one more day.
-    assert night["thread pages"] == (0, 2)
+    # Every run-wide chart shows one more day.
     assert night["chart SVGs"][1] > 0
     _cold(later.root, tmp_path / "night-cold")
     assert tree_bytes(tmp_path / "night") == tree_bytes(tmp_path / "night-cold")
     _build(later.root, tmp_path / "again")  # the cache of the store before the correction
     add_correction(later, 3)
     fixed = _build(later.root, tmp_path / "fixed")
-    # Late rows change the charts, not the thread.
-    assert fixed["thread pages"] == (2, 0)
+    # Late rows change the charts.
     assert fixed["chart SVGs"][1] > 0
     _cold(later.root, tmp_path / "fixed-cold")
     assert tree_bytes(tmp_path / "fixed") == tree_bytes(tmp_path / "fixed-cold")
@@ -248,7 +219,7 @@ def test_an_entry_that_is_a_link_folder_or_fifo_is_a_miss_and_prune_removes_only
     assert BuildCache(tmp_path / "kind").get("k1") == FILES
 
 
-@pytest.mark.parametrize("folder", [".cache", ".cache/chronicle", ".cache/chronicle/threads"])
+@pytest.mark.parametrize("folder", [".cache", ".cache/chronicle", ".cache/chronicle/svgs"])
 def test_a_cache_folder_that_is_a_link_is_refused_and_nothing_outside_is_pruned(
         tmp_path: Path, folder: str) -> None:
     days = tmp_path / "docs" / "days"
@@ -261,11 +232,11 @@ def test_a_cache_folder_that_is_a_link_is_refused_and_nothing_outside_is_pruned(
         Caches.of(tmp_path)
     assert str(err.value).startswith(f"{link}: a symbolic link, where chronicle expects a "
                                      "folder")
-    threads = BuildCache(cache_root(tmp_path) / "threads", base=tmp_path)
+    svgs = BuildCache(cache_root(tmp_path) / "svgs", base=tmp_path)
     with pytest.raises(NotAFile):
-        threads.prune()
+        svgs.prune()
     with pytest.raises(NotAFile):
-        threads.put("k", FILES)
+        svgs.put("k", FILES)
     assert [p.name for p in days.iterdir()] == ["2026-08-20.md"]
 
 
@@ -276,12 +247,12 @@ def test_a_planted_link_in_the_cache_stops_the_build_before_it_deletes_anything(
     _build(made.root, tmp_path / "site")
     days = made.root / "docs" / "days"
     sealed = sorted(p.relative_to(days).as_posix() for p in days.rglob("*"))
-    threads = cache_root(made.root) / "threads"
-    shutil.rmtree(threads)
-    threads.symlink_to(Path("../../docs/days"))
+    svgs = cache_root(made.root) / "svgs"
+    shutil.rmtree(svgs)
+    svgs.symlink_to(Path("../../docs/days"))
     result = cli("build", "--dir", str(made.root), "--site-dir", str(tmp_path / "again"))
     assert result.exit_code == 2, result.output
-    assert f"{threads}: a symbolic link, where chronicle expects a folder" in result.output
+    assert f"{svgs}: a symbolic link, where chronicle expects a folder" in result.output
     assert sorted(p.relative_to(days).as_posix() for p in days.rglob("*")) == sealed
 
 
@@ -290,12 +261,12 @@ def test_forged_entries_of_every_kind_are_not_used(tmp_path: Path) -> None:
     made = make_chronicle(tmp_path / "c", nights=3, languages=("en", "zh"))
     _build(made.root, tmp_path / "site")
     forged = 0
-    for kind in ("svgs", "threads"):
+    for kind in ("svgs",):
         for i, path in enumerate(sorted((cache_root(made.root) / kind).iterdir())):
             path.write_bytes(_forge(path.read_bytes(), kind, ("sha256", "hmac")[i % 2]))
             forged += 1
     again = _build(made.root, tmp_path / "again")
-    assert again["chart SVGs"][0] == again["thread pages"][0] == 0, again
+    assert again["chart SVGs"][0] == 0, again
     site = tree_bytes(tmp_path / "again")
     assert site == tree_bytes(tmp_path / "site")
     assert forged > 5 and not [p for p, data in site.items() if b"forged" in data]

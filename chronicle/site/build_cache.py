@@ -1,10 +1,12 @@
 """The build's own work of earlier builds, kept outside the published tree (site stage).
 
-Much of what a build makes is a pure function of bytes that did not change since the
-last build: a chart's SVG of its spec, a thread's page of its stored states. Each
-kind is kept in its own folder of `<chronicle>/.cache/chronicle/`, every entry named by
-the sha256 of all the bytes it is made of (`entry_key`, never an mtime), so a repeated
-build, or a nightly where most inputs are the same, reads them instead of making them.
+Some of what a build makes is a pure function of bytes that did not change since the
+last build: a chart's SVG of its spec (the most costly: drawn by vl-convert in render
+workers), Zensical's own cache of an edition. Each kind is kept in its own folder of
+`<chronicle>/.cache/chronicle/`, every entry named by the sha256 of all the bytes it is
+made of (`entry_key`, never an mtime), so a repeated build, or a nightly where most inputs
+are the same, reads them instead of making them. Each kind has its bench row
+(bench/speedups.py).
 
 It is only a cache, and a cache can come from elsewhere (restored by the nightly
 workflow, copied with the folder): an entry is used only if it is the product of its
@@ -26,7 +28,7 @@ import hashlib
 import json
 import os
 import platform
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from functools import cache
 from importlib import metadata
@@ -49,6 +51,9 @@ _LIBRARIES = ("jinja2", "markupsafe", "babel", "markdown", "nh3", "pyyaml", "num
               "pyarrow")
 
 Files = dict[str, str | bytes]
+# Kinds earlier versions kept, and a nightly's restored cache may still hold: thread pages
+# (they saved ~1% of a build, bench/RESULTS.md).
+RETIRED = ("threads",)
 
 
 def cache_root(root: Path) -> Path:
@@ -155,13 +160,6 @@ class BuildCache:
             write_atomic_at(fd, self._name(key), body)
             self.written += 1
 
-    def refuse(self, key: str) -> None:
-        """Count the entry just read under `key` as a miss: valid, but not for this build."""
-        if key not in self.missed_keys:
-            self.reused -= 1
-            self.missed += 1
-            self.missed_keys.add(key)
-
     def get_text(self, key: str) -> str | None:
         """Return the one text kept under `key` (see `put_text`), or None."""
         kept = self.get(key)
@@ -171,33 +169,6 @@ class BuildCache:
     def put_text(self, key: str, text: str) -> None:
         """Keep one text under `key`."""
         self.put(key, {"text": text})
-
-    def text(self, key: str, make: Callable[[], str]) -> str:
-        """Return the text kept under `key`, or `make()` it and keep it."""
-        text = self.get_text(key)
-        if text is None:
-            text = make()
-            self.put_text(key, text)
-        return text
-
-    def value(self, key: str, make: Callable[[], Any]) -> Any:
-        """Return the JSON value kept under `key`, or `make()` it and keep it.
-
-        A value is kept only when JSON gives it back exactly (the same types, keys in the
-        same order, all the way down), so a warm build reads what a cold one computed: a
-        tuple, a NaN or a numpy number would not come back, so is computed every time.
-        """
-        text = self.get_text(key)
-        if text is not None:
-            with contextlib.suppress(ValueError):
-                return json.loads(text)
-        value = make()
-        with contextlib.suppress(TypeError, ValueError):
-            text = json.dumps(value, ensure_ascii=False, allow_nan=False,
-                              separators=(",", ":"))
-            if _same(json.loads(text), value):
-                self.put_text(key, text)
-        return value
 
     def prune(self) -> None:
         """Drop every entry this build did not use (older keys, other formats), inside the
@@ -215,7 +186,6 @@ class Caches:
     """The caches of one `chronicle build`, shared by every edition it builds."""
 
     svgs: BuildCache  # static SVGs of the build's own charts (site/outputs/statics.py)
-    threads: BuildCache  # thread pages (site/outputs/pages.py)
     # Zensical's own cache of each edition's project (site/engines/zensical/cache.py)
     zensical: BuildCache
 
@@ -231,20 +201,12 @@ class Caches:
 
     def prune(self) -> None:
         """Drop what this build did not use, in every folder (only after every edition:
-        they share them)."""
+        they share them), and every entry of a kind no longer kept (`RETIRED`)."""
         for kind in self.each().values():
             kind.prune()
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Return whether `a` and `b` are equal with the same types and key order throughout."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
+        root = self.svgs.folder.parent
+        for name in RETIRED:
+            BuildCache(root / name, base=self.svgs.base).prune()  # nothing used: emptied
 
 
 def _encode(files: Files, key: str, secret: bytes, kind: str) -> bytes:
@@ -279,19 +241,3 @@ def _decode(raw: bytes, key: str, secret: bytes, kind: str) -> Files | None:
         return out
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
-
-
-def edition_key(config: RunConfig, code: str) -> str:
-    """Return the sha256 of what every cached page of the `code` edition depends on beyond
-    the page itself: code, language, its words (catalogs and chronicle.yml's) and the whole
-    config."""
-    from chronicle.render.i18n import LOCALE_FOLDER, language
-
-    parts = [
-        f"format={FORMAT}",
-        f"code={code_fingerprint()}",
-        f"language={code}",
-        f"words={language(code, config.root / LOCALE_FOLDER, config).fingerprint}",
-        f"config={config_sha256(config)}",
-    ]
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()

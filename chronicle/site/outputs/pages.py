@@ -9,12 +9,11 @@ would fail on "pages not included in the nav".
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chronicle.models import Archived, Thread
 from chronicle.render.archive_pages import about_page, archive_page, failures_page
 from chronicle.render.changes_page import changes_json, changes_page, sealed_dates
 from chronicle.render.charts_page import charts_page
@@ -23,8 +22,7 @@ from chronicle.render.i18n import N_, Language
 from chronicle.render.run_pages import run_pages
 from chronicle.render.signals import signals_json
 from chronicle.render.svg import javascript_bundle
-from chronicle.render.threads import render_thread, thread_pages
-from chronicle.site.build_cache import edition_key, entry_key
+from chronicle.render.threads import thread_pages
 from chronicle.site.outputs.api import api_files
 from chronicle.site.outputs.citable import archive_files
 from chronicle.site.outputs.inputs import BuildInputs
@@ -72,20 +70,8 @@ def _changes(i: BuildInputs, lang: Language) -> Files:
 
 
 def _threads(i: BuildInputs, lang: Language) -> Files:
-    """Return the thread pages; with a cache, a thread whose stored states an earlier
-    build of this edition rendered is read: a nightly renders the threads it updated."""
-    cache = i.caches.threads if i.caches is not None else None
-    if cache is None:
-        return thread_pages(i.threads, i.snapshots, lang)
-    edition = edition_key(i.config, lang.code)  # code, language, catalogs, config
-
-    def page(states: Sequence[tuple[Archived, Thread]]) -> str:
-        # Everything render_thread reads: each state's snapshot and the stored thread.
-        stored = [[snap.id, snap.taken_at.isoformat(), thread.to_json()]
-                  for snap, thread in states]
-        return cache.text(entry_key(edition, stored), lambda: render_thread(states, lang))
-
-    return thread_pages(i.threads, i.snapshots, lang, page)
+    """Return the thread pages."""
+    return thread_pages(i.threads, i.snapshots, lang)
 
 
 # Nav order. Pages whose files come from a shared builder (run_pages writes six, the
