@@ -387,7 +387,8 @@ def pages_only(days: int) -> None:
 
 
 def engines_only(days: int) -> None:
-    """`python -m bench engines [DAYS]`: issue #25's rows alone (site/engines/zensical/build.py)."""
+    """`python -m bench engines [DAYS]`: issue #25's rows alone
+    (site/engines/zensical/build.py)."""
     from datetime import timedelta
 
     from bench.engines import engine_rows

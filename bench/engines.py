@@ -47,7 +47,8 @@ def built_where_it_runs(work: Path, base: Path) -> Path:
     """Build the chronicle at `work` once, then move it (without its site: a nightly
     checkout has none) to `base`, from which each round copies it back to `work`: a
     nightly's checkout is always in the same folder, and Zensical's cache (kept in
-    .cache/chronicle, site/engines/zensical/cache.py) is warm only in the folder it was made in."""
+    .cache/chronicle, site/engines/zensical/cache.py) is warm only in the folder it was
+    made in."""
     run(chronicle("build", "--dir", str(work)))
     set_aside(work / "site")
     set_aside(base)

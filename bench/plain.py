@@ -1,9 +1,9 @@
 """A plain mkdocs-material project holding the same Markdown pages as a built chronicle.
 
 The chronicle build's own overhead is what it costs beyond this: the English project
-`chronicle render` writes (site/outputs/tree.py: the same Markdown, assets and published files,
-each sealed day page as published, the charts' SVGs), built with Material's theme and
-its search plugin only (no chronicle plugin, no gen-files, no rss, no template
+`chronicle render` writes (site/outputs/tree.py: the same Markdown, assets and published
+files, each sealed day page as published, the charts' SVGs), built with Material's theme
+and its search plugin only (no chronicle plugin, no gen-files, no rss, no template
 overrides).
 """
 

@@ -57,8 +57,8 @@ def profile(root: Path) -> list[tuple[str, float]]:
     with tempfile.TemporaryDirectory() as tmp:
         prof.enable()
         # Every edition in this process: `chronicle build` builds a second language in a
-        # process of its own (site/engines/mkdocs/edition_process.py), which cProfile here would
-        # not see.
+        # process of its own (site/engines/mkdocs/edition_process.py), which cProfile here
+        # would not see.
         build_site(config, Path(tmp) / "site", beside=False)
         prof.disable()
     stats = pstats.Stats(prof)

@@ -13,17 +13,17 @@ be at least 1.10. Rows, each command in its own process, alternating on and off:
 - svg-cache (the run-wide charts' SVGs kept signed in .cache/chronicle/svgs,
   site/outputs/statics.py): the two-edition build of the demo, warm (a nightly draws
   most charts again anyway: each shows one more day; 1.03 on the mkdocs nightly);
-Three more went with the sealed editions (issue #42), which took the engines' private
-names they reached into (mkdocs's per-page Markdown conversion and Material's search
-entries kept signed; Zensical's reference scan answered from a signed entry). Four more
-were measured here and dropped (bench/RESULTS.md), each off/on on a
-quiet 2-core machine: the static files copied by a second process while mkdocs converts
-Markdown (1.01-1.02 on the English-only warm build), a sealed day's charts drawn by two
-workers while its figures are computed (1.07-1.08 on the 100-day demo), those workers
-started while a snapshot fetches its sources (0.98-1.06 on the nightly), and a build's
-run-wide charts drawn in a worker while mkdocs converts Markdown (`background-svgs`:
-1.07 on the nightly, one snapshot then the English build, once mkdocs's per-page work
-was kept).
+Three more went with the sealed editions (issue #42), which took the engines' private names
+they reached into (mkdocs's per-page Markdown conversion and Material's search entries kept
+signed; Zensical's reference scan answered from a signed entry). Five more were measured
+here and dropped (bench/RESULTS.md), each off/on on a quiet 2-core machine: the thread
+pages kept in .cache/chronicle/threads (~2% of a build), the static files copied by a
+second process while mkdocs converts Markdown (1.01-1.02 on the English-only warm build), a
+sealed day's charts drawn by two workers while its figures are computed (1.07-1.08 on the
+100-day demo), those workers started while a snapshot fetches its sources (0.98-1.06 on the
+nightly), and a build's run-wide charts drawn in a worker while mkdocs converts Markdown
+(`background-svgs`: 1.07 on the nightly, one snapshot then the English build, once mkdocs's
+per-page work was kept).
 
     python -m bench.speedups [DAYS] [--only NAME ...] [--rounds N] [--wait-load L]
 

@@ -1,6 +1,6 @@
 """Hostile issue text through the real GitHub client into both editions, read back as HTML
-and run in Chromium: a comment is data in every language (site/outputs/editions.py renders each
-edition natively; nothing rewrites a rendered page by pattern)."""
+and run in Chromium: a comment is data in every language (site/outputs/editions.py renders
+each edition natively; nothing rewrites a rendered page by pattern)."""
 
 from __future__ import annotations
 

@@ -93,7 +93,8 @@ def test_upgrade_leaves_every_v1_file_unchanged(tmp_path: Path) -> None:
             served = site / rel.removeprefix("docs/")
             assert served.read_bytes() == before[rel], f"{served} is not served byte for byte"
             # The page as published: its citation and data files under the sealed text
-            # (site/outputs/sources.py, through v1's gen_pages.py), and a link to the next day.
+            # (site/outputs/sources.py, through v1's gen_pages.py), and a link to the next
+            # day.
             page = served.with_suffix(".html").read_text(encoding="utf-8")
             assert "Cite this entry" in page and "Next day" in page, served
 

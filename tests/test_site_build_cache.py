@@ -85,6 +85,18 @@ def test_prune_keeps_what_this_build_used_in_every_folder(tmp_path: Path) -> Non
         f"{kind}/v{FORMAT}-kept.json" for kind in second.each())
 
 
+def test_a_kind_this_build_never_looked_in_is_left_whole(tmp_path: Path) -> None:
+    # A build with a speed-up off (the bench's row without it) or with the other engine
+    # does not look in that kind's folder: it must not empty it for the next build.
+    first = Caches.of(tmp_path)
+    first.svgs.put("kept", FILES)
+    first.zensical.put("kept", FILES)
+    second = Caches.of(tmp_path)
+    assert second.svgs.get("kept") is not None
+    second.prune()
+    assert Caches.of(tmp_path).zensical.get("kept") == FILES
+
+
 def test_a_kind_no_longer_kept_is_emptied_by_the_next_build(tmp_path: Path) -> None:
     # A nightly restores what an earlier version kept: its thread pages are never read,
     # and go with the first prune.

@@ -1,7 +1,8 @@
-"""The config's strings are text everywhere (site/engines/mkdocs/plugin.py, the theme's <title>,
-render/cite.py, site/publish/daily_feed.py): a chronicle.yml whose run.name, site.title and
-site.author are markup builds a site in which no page, feed, citation or search entry
-carries an element or an event handler from them, and each shows them as typed."""
+"""The config's strings are text everywhere (site/engines/mkdocs/plugin.py, the theme's
+<title>, render/cite.py, site/publish/daily_feed.py): a chronicle.yml whose run.name,
+site.title and site.author are markup builds a site in which no page, feed, citation or
+search entry carries an element or an event handler from them, and each shows them as
+typed."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The MkDocs 1.x under chronicle's mkdocs builds (site/engines/mkdocs/core.py): ProperDocs, in the
-command's process and in each translated edition's, without a banner; a process that runs
-the real mkdocs already keeps it."""
+"""The MkDocs 1.x under chronicle's mkdocs builds (site/engines/mkdocs/core.py):
+ProperDocs, in the command's process and in each translated edition's, without a banner; a
+process that runs the real mkdocs already keeps it."""
 
 from __future__ import annotations
 

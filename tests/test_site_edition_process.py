@@ -1,6 +1,6 @@
 """A translated edition built in its own process beside the English build
-(site/engines/mkdocs/edition_process.py): the same bytes as one built after English, its failures
-reported by edition, nothing left behind when either build fails."""
+(site/engines/mkdocs/edition_process.py): the same bytes as one built after English, its
+failures reported by edition, nothing left behind when either build fails."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Zensical's own cache of each edition's project, kept signed in .cache/chronicle
-(site/engines/zensical/cache.py): a second build starts Zensical warm with the same bytes, and
-nothing but a valid entry fills the folder Zensical reads its cache from."""
+(site/engines/zensical/cache.py): a second build starts Zensical warm with the same bytes,
+and nothing but a valid entry fills the folder Zensical reads its cache from."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""What one build reads from the store (site/outputs/inputs.py): the watchers' verdicts of every
-day are the ones each day sealed; a chronicle with days sealed before the watchers existed
-has theirs computed from the store at each build (never from a cache)."""
+"""What one build reads from the store (site/outputs/inputs.py): the watchers' verdicts of
+every day are the ones each day sealed; a chronicle with days sealed before the watchers
+existed has theirs computed from the store at each build (never from a cache)."""
 
 from __future__ import annotations
 

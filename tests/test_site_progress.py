@@ -1,6 +1,7 @@
-"""What a build says while it runs (site/progress.py, site/engines/mkdocs/progress_plugin.py): each
-edition's steps as they end, the translated edition's from its own process too, with
-either engine; and saying them changes no built byte."""
+"""What a build says while it runs (site/progress.py,
+site/engines/mkdocs/progress_plugin.py): each edition's steps as they end, the translated
+edition's from its own process too, with either engine; and saying them changes no built
+byte."""
 
 from __future__ import annotations
 

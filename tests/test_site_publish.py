@@ -1,6 +1,6 @@
-"""Publishing a build whole (site/publish/staging.py): the staged site takes the published one's
-place at once, what killed builds left is removed, and a site a build moved away is put
-back."""
+"""Publishing a build whole (site/publish/staging.py): the staged site takes the published
+one's place at once, what killed builds left is removed, and a site a build moved away is
+put back."""
 
 from __future__ import annotations
 

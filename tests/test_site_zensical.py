@@ -1,9 +1,9 @@
 """The same chronicle built by both engines (site/engines/zensical/build.py,
-site/outputs/tree.py): mkdocs-material
-through mkdocs-gen-files, and Zensical from the rendered tree. Every page of one exists in
-the other with the same article text, both editions, search in both languages, the feeds,
-api/, the citation files, the language switch; `check-site` passes on both; a failing
-Zensical build publishes nothing; `chronicle render` writes a tree any engine builds."""
+site/outputs/tree.py): mkdocs-material through mkdocs-gen-files, and Zensical from the
+rendered tree. Every page of one exists in the other with the same article text, both
+editions, search in both languages, the feeds, api/, the citation files, the language
+switch; `check-site` passes on both; a failing Zensical build publishes nothing; `chronicle
+render` writes a tree any engine builds."""
 
 from __future__ import annotations
 

@@ -36,8 +36,9 @@ from chronicle.config.zenodo import ZenodoSection
 
 SOURCES = ("live", "simulated")
 ENGINES = ("mkdocs", "zensical")
-# The site's languages. English comes first: it is the language of the sealed record,
-# built at the site's root; each other one is an edition under <lang>/ (site/outputs/editions.py).
+# The site's languages. English comes first: it is the language of the sealed record, built
+# at the site's root; each other one is an edition under <lang>/
+# (site/outputs/editions.py).
 LANGUAGES = ("en", *TRANSLATED)  # English first: the sealed record's language
 MFU_UNITS = ("percent", "fraction")
 MAX_DAYS = 3650  # ten years: bounds `planned_days` and `simulated.days`
@@ -281,7 +282,8 @@ class SiteSection:
     languages: tuple[str, ...] = option(_languages, default=("en",),
                                         doc="the site's languages: en, then translations")
     # Material for MkDocs reaches its end of life on 2027-05-05; Zensical is its successor
-    # (documentation/pages/engines.md). Both build the same sources (site/outputs/sources.py).
+    # (documentation/pages/engines.md). Both build the same sources
+    # (site/outputs/sources.py).
     engine: str = option(choice(ENGINES), default="mkdocs",
                          doc="what builds the site: mkdocs (mkdocs-material) or zensical")
 
@@ -315,7 +317,8 @@ class RunConfig:
                                       doc="when a closed day is sealed")
     site: SiteSection = section(SiteSection, doc="the published site")
     zenodo: ZenodoSection = section(ZenodoSection, required=False,
-                                    doc="the .zenodo.json of a weekly DOI (site/publish/zenodo.py)")
+                                    doc="the .zenodo.json of a weekly DOI "
+                                        "(site/publish/zenodo.py)")
     # prediction, health checks, risks and claims: top-level keys (config/watchers.py)
     watch: WatchSections = section(WatchSections, inline=True,
                                    doc="prediction, health, risks, claims")

@@ -1,9 +1,9 @@
 """Config stage: the `zenodo:` section, what the chronicle's `.zenodo.json` says about it.
 
-Zenodo mints a DOI for each GitHub release of a repository linked to it, from the
-metadata in `.zenodo.json` (site/publish/zenodo.py writes it from chronicle.yml). Everything here
-is optional: the creators default to `site.author`, the description to a sentence about
-the run.
+Zenodo mints a DOI for each GitHub release of a repository linked to it, from the metadata
+in `.zenodo.json` (site/publish/zenodo.py writes it from chronicle.yml). Everything here is
+optional: the creators default to `site.author`, the description to a sentence about the
+run.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """How a chart sits on a page: a figure holding the static SVG, which the site's script
 swaps for the interactive vega-embed view (render stage, pure).
 
-Pages publish a chart's spec (`<stem>.vl.json`); the site draws the static `<stem>.svg`
-of every published spec while mkdocs builds the pages (site/outputs/statics.py), so the drawing
-costs no time on the build's critical path.
+Pages publish a chart's spec (`<stem>.vl.json`); the build draws the static `<stem>.svg`
+of every published spec in its render workers, or reads it from the SVG cache
+(site/outputs/statics.py).
 
 The SVG's `alt` and the live chart's accessible name are the spec's `description`: what
 the chart shows and its latest value, so a reader who cannot see it still gets both.

@@ -7,7 +7,7 @@ disappeared from GitHub stays, marked with the snapshot since which it is gone.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from chronicle.models import Archived, Comment, Thread
@@ -55,11 +55,8 @@ def render_thread(states: Sequence[tuple[Archived, Thread]], lang: Language) -> 
 
 
 def thread_pages(history: Mapping[int, Sequence[tuple[Archived, Thread]]],
-                 snapshots: Sequence[Archived], lang: Language,
-                 page: Callable[[Sequence[tuple[Archived, Thread]]], str] | None = None,
-                 ) -> dict[str, str | bytes]:
-    """Return threads/index.md and threads/<number>.md for every archived thread, each
-    made by `page` (`render_thread`, or what the site keeps of it between builds)."""
+                 snapshots: Sequence[Archived], lang: Language) -> dict[str, str | bytes]:
+    """Return threads/index.md and threads/<number>.md for every archived thread."""
     out: dict[str, str | bytes] = {}
     rows = []
     for number in sorted(history):
@@ -67,8 +64,7 @@ def thread_pages(history: Mapping[int, Sequence[tuple[Archived, Thread]]],
         if not states:
             continue
         thread = states[-1][1]
-        out[f"threads/{number}.md"] = (page(states) if page is not None
-                                       else render_thread(states, lang))
+        out[f"threads/{number}.md"] = render_thread(states, lang)
         rows.append({"number": number, "title": thread.title, "state": thread.state,
                      "comments": len(thread.comments), "updated_at": thread.updated_at})
     out["threads/index.md"] = render("threads_index.md.j2", lang, threads=rows,

@@ -1,16 +1,15 @@
-"""The build path (site stage): the mkdocs plugin `chronicle` and what it generates.
+"""The build path (site stage), grouped by job: build.py is `chronicle build` (the
+engine of `site.engine`, the site staged and swapped in whole); outputs/ is what an
+edition is made of, for any engine (the store read once, the page registry, the sources,
+the charts' SVGs, the API and citable files); publish/ is what happens to a built site
+(the post-build step, the staging swap, `check-site`, release notes); engines/mkdocs/
+and engines/zensical/ are the adapters. Only this package and snapshot/ touch the Store.
 
-plugin.py is the mkdocs adapter (`plugins: [chronicle]` in mkdocs.yml); inputs.py reads
-the store once per build; pages.py is the page registry; api.py and citable.py write the
-machine-readable and citable files; build.py is `chronicle build`; check.py is
-`chronicle check-site`. Only this package and snapshot/ touch the Store.
-
-Chronicles scaffolded before the plugin existed keep building: their docs/hooks.py imports
-`on_config`, `on_page_markdown`, `on_post_page` and `on_post_build` from here, and their
-docs/gen_pages.py calls `generate` (site/engines/mkdocs/hooks.py). They are handed out
-when asked for, not imported with the package: a Zensical build
-(site/engines/zensical/build.py) needs none of mkdocs, Material or jieba (a noticeable part
-of every build's start).
+Chronicles scaffolded before the plugin existed keep building: their docs/hooks.py
+imports `on_config`, `on_page_markdown`, `on_post_page` and `on_post_build` from here,
+and their docs/gen_pages.py calls `generate` (engines/mkdocs/hooks.py). They are handed
+out when asked for, not imported with the package: a Zensical build needs none of
+mkdocs, Material or jieba (a noticeable part of every build's start).
 """
 
 from __future__ import annotations

@@ -52,7 +52,7 @@ _LIBRARIES = ("jinja2", "markupsafe", "babel", "markdown", "nh3", "pyyaml", "num
 
 Files = dict[str, str | bytes]
 # Kinds earlier versions kept, and a nightly's restored cache may still hold: thread pages
-# (they saved ~1% of a build, bench/RESULTS.md).
+# (they saved ~2% of a build, bench/RESULTS.md).
 RETIRED = ("threads",)
 
 
@@ -200,10 +200,13 @@ class Caches:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
     def prune(self) -> None:
-        """Drop what this build did not use, in every folder (only after every edition:
-        they share them), and every entry of a kind no longer kept (`RETIRED`)."""
+        """Drop what this build did not use, in every folder it used (only after every
+        edition: they share them), and every entry of a kind no longer kept (`RETIRED`).
+        A kind this build never looked in (its speed-up off, `Executor(without=...)`, or
+        another engine's) is left as it was: the next build that uses it finds it whole."""
         for kind in self.each().values():
-            kind.prune()
+            if kind.used:
+                kind.prune()
         root = self.svgs.folder.parent
         for name in RETIRED:
             BuildCache(root / name, base=self.svgs.base).prune()  # nothing used: emptied

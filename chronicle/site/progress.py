@@ -4,10 +4,11 @@ first build (minutes for a long run, on two cores) is not silence.
 A command hands the build a `say` callback (cli.py: a line on stderr); the build says each
 step of each edition as it ends, with the seconds since the edition started: its sources
 rendered and charts drawn, its pages built by the engine, its post-build steps done
-(site/publish/finish.py). A translated edition building in a process of its own sends its lines
-to the command, which says them as they come (site/engines/mkdocs/edition_process.py). Nothing here
-touches a built file: a build that says nothing is the same bytes. No mkdocs import here
-(a Zensical build uses this module too): the mkdocs side is site/engines/mkdocs/progress_plugin.py.
+(site/publish/finish.py). A translated edition building in a process of its own sends its
+lines to the command, which says them as they come
+(site/engines/mkdocs/edition_process.py). Nothing here touches a built file: a build that
+says nothing is the same bytes. No mkdocs import here (a Zensical build uses this module
+too): the mkdocs side is site/engines/mkdocs/progress_plugin.py.
 """
 
 from __future__ import annotations

@@ -73,6 +73,7 @@ def sleep_in_child(conn: Connection) -> None:
 
 
 def done_then_gone(conn: Connection) -> None:
-    """A Zensical build's child that says "done" and ends before it sends the scans it
-    was given (site/engines/zensical/build.py `_wait`): killed, or out of memory, at that moment."""
+    """A Zensical build's child that says "done" and ends before it sends the scans it was
+    given (site/engines/zensical/build.py `_wait`): killed, or out of memory, at that
+    moment."""
     conn.send("done")

@@ -1,8 +1,8 @@
 """The citable archive's generated files: citations, the snapshot chain, corrections, feeds
 (site stage).
 
-Functions of one build's inputs: the generated files of site/outputs/pages.py, and the blocks the
-page hook appends to sealed day pages (a page cannot contain its own sha256).
+Functions of one build's inputs: the generated files of site/outputs/pages.py, and the
+blocks the page hook appends to sealed day pages (a page cannot contain its own sha256).
 """
 
 from __future__ import annotations

@@ -1,14 +1,15 @@
-"""The site in several languages: one mkdocs build per language (site stage).
+"""The site in several languages: one build per language, with either engine (site
+stage). What an edition is made of lives here; how each engine is told its language is
+in engines/ (mkdocs: engines/mkdocs/config.py; Zensical: the tree's mkdocs.yml, tree.py).
 
 English is the record: it is built first, at the site's root, from the sealed pages. Each
-other language (`site.languages` in chronicle.yml) is a second mkdocs build of the same
-mkdocs.yml into `<lang>/`, driven by the same plugin, with the language passed to every
-renderer: its generated pages and charts are rendered in that language from the same
-store; its day pages are the pages sealed in that language with their day
-(docs/days/<lang>/, snapshot/seal.py), published as sealed with the build's sections
-after them, as English's are. Nothing is translated from English output. The published
-data (`data/`, `api/`, the sealed day files, the vega bundle) exists once, at the root; a
-translated page links it there.
+other language (`site.languages` in chronicle.yml) is a second build into `<lang>/`, with
+the language passed to every renderer: its generated pages and charts are rendered in that
+language from the same store; its day pages are the pages sealed in that language with
+their day (docs/days/<lang>/, snapshot/seal.py), published as sealed with the build's
+sections after them, as English's are. Nothing is translated from English output. The
+published data (`data/`, `api/`, the sealed day files, the vega bundle) exists once, at the
+root; a translated page links it there.
 
 Material's maintainers advise one build per language for sites with plugins like these
 (mkdocs-static-i18n does not combine with every plugin); one build per language also
@@ -135,10 +136,10 @@ Keys = tuple[str, str]  # a translated day's (page, charts) cache keys
 
 
 def edition_files(inputs: BuildInputs, lang: Language) -> EditionFiles:
-    """Return every generated file of the `lang` edition (path relative to its root):
-    its pages and run-wide charts' specs (their SVGs are drawn like the English ones',
-    site/outputs/statics.py), and each sealed day's page in `lang` as published, with its sealed
-    charts (`edition_days`)."""
+    """Return every generated file of the `lang` edition (path relative to its root): its
+    pages and run-wide charts' specs (their SVGs are drawn like the English ones',
+    site/outputs/statics.py), and each sealed day's page in `lang` as published, with its
+    sealed charts (`edition_days`)."""
     from chronicle.site.outputs.pages import site_files
 
     files: EditionFiles = {p: c for p, c in site_files(inputs, lang, bundle=False).items()
@@ -149,8 +150,8 @@ def edition_files(inputs: BuildInputs, lang: Language) -> EditionFiles:
 
 def edition_days(inputs: BuildInputs, lang: Language) -> EditionFiles:
     """Return every sealed day's page in `lang` as the site shows it (its sealed edition,
-    then what the build adds: site/outputs/sources.py `published_day_page`) and its sealed charts
-    (each the sealed file, copied as it is: nothing is rendered or drawn).
+    then what the build adds: site/outputs/sources.py `published_day_page`) and its sealed
+    charts (each the sealed file, copied as it is: nothing is rendered or drawn).
 
     A day sealed before the site had `lang` has no page in it until the next snapshot
     seals one (snapshot/seal.py `seal_editions`): the build stops, naming the days and the

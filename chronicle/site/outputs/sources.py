@@ -3,12 +3,12 @@
 An edition's sources are every file an engine builds into it beyond what docs/ holds: the
 generated pages with their chart specs, each sealed day's page as published (its sealed
 text, then its citation and the link to the next day), the API and citation files, the
-assets; in another language's edition, its sealed day pages as published and their
-sealed charts (docs/days/<language>/). The same sources reach every engine: mkdocs
-through mkdocs-gen-files (site/gen_pages.py), Zensical and `chronicle render --out` as a
-tree of files (site/outputs/tree.py). The chart SVGs are drawn from the sources' specs
-(site/outputs/statics.py) and
-written after the engine has built the pages (site/publish/finish.py).
+assets; in another language's edition, its sealed day pages as published and their sealed
+charts (docs/days/<language>/). The same sources reach every engine: mkdocs through
+mkdocs-gen-files (site/gen_pages.py), Zensical and `chronicle render --out` as a tree of
+files (site/outputs/tree.py). The chart SVGs are drawn from the sources' specs
+(site/outputs/statics.py) and written after the engine has built the pages
+(site/publish/finish.py).
 """
 
 from __future__ import annotations

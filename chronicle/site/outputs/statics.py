@@ -1,17 +1,18 @@
 """The static SVG of every chart a build publishes (site stage).
 
-Pages publish chart specs only (render/embed.py). The plugin starts drawing their SVGs in
-the build's render workers (chronicle/executor.py) when it adds the generated files,
-stops the workers as soon as they are drawn (their memory goes back while mkdocs still
-converts the pages), and writes the SVGs into the site after mkdocs has built the pages:
-the drawing runs beside the Markdown conversion (documentation/pages/how-it-works.md).
-The SVGs are referenced from raw HTML (`<img src>`), which mkdocs neither validates nor
-rewrites, so they need not be mkdocs files.
+Pages publish chart specs only (render/embed.py). Either engine's adapter has their SVGs
+drawn by the build's render workers (chronicle/executor.py) when the build first needs them
+(mkdocs: before it converts the pages; Zensical: while it builds in its own process), stops
+the workers as soon as they are drawn (their memory goes back before the build's peak), and
+writes the SVGs into the site after the engine has built the pages
+(documentation/pages/how-it-works.md). The SVGs are referenced from raw HTML (`<img src>`),
+which mkdocs neither validates nor rewrites, so they need not be mkdocs files.
 
 An SVG is a pure function of its spec, the chronicle code (render/svg.py's width,
 background and hover-layer strip), vl-convert and the Vega-Lite release it draws with, so
 each is kept in `.cache/chronicle/svgs/` (site/build_cache.py) under the sha256 of those:
-a build whose specs an earlier build drew starts no worker process at all. vl-convert
+a build whose specs an earlier build drew starts no worker process at all. That cache is
+the executor's `svg-cache` speed-up (bench/speedups.py times the row without it). vl-convert
 measures Latin text with the Liberation Sans it ships and Chinese with the machine's Noto
 CJK faces alone (chronicle/workers/draw.py), so an SVG is the same bytes on any machine
 that has fonts-noto-cjk; the fonts are not in the key (hashing ~100 MB of fonts would cost

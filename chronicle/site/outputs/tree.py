@@ -2,14 +2,13 @@
 
 `chronicle render --out FOLDER` writes them for inspection, for other engines and for the
 benchmarks; the Zensical adapter (site/engines/zensical/build.py) builds them. Each edition
-is a folder
-`<FOLDER>/<code>/` holding an `mkdocs.yml` that any engine reading Material's config
-builds (theme, search, rss, Markdown extensions; no chronicle plugin, no gen-files, no
-hooks: everything they would add is in the files), `overrides/` (chronicle's template
+is a folder `<FOLDER>/<code>/` holding an `mkdocs.yml` that any engine reading Material's
+config builds (theme, search, rss, Markdown extensions; no chronicle plugin, no gen-files,
+no hooks: everything they would add is in the files), `overrides/` (chronicle's template
 overrides, then the chronicle's own `custom_dir`) and `docs/`: the chronicle's docs/
 (copied: a tree is never a way to write into the store) under the edition's sources
-(site/outputs/sources.py). A file whose bytes did not change is not written again, and what the
-sources no longer hold is removed, so an engine's own cache stays warm between builds.
+(site/outputs/sources.py). A file whose bytes did not change is not written again, and what
+the sources no longer hold is removed, so an engine's own cache stays warm between builds.
 """
 
 from __future__ import annotations
@@ -174,7 +173,7 @@ def edition_config(base: Mapping[str, Any], config: RunConfig, lang: Language,
     out["extra"] = extra
     if lang.code != DEFAULT:
         # Keep the words of Chinese headings in their anchors (#关键数字), as the mkdocs
-        # build does (site/outputs/editions.py localize_config).
+        # build does (site/engines/mkdocs/config.py localize_config).
         extensions = []
         for entry in base.get("markdown_extensions") or []:
             if entry == "toc" or (isinstance(entry, dict) and "toc" in entry):

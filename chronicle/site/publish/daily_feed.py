@@ -85,7 +85,8 @@ def _image(inputs: BuildInputs, date: str, lang: Language,
     else:
         own = files or {}
         spec_text = own.get(f"days/{date}/loss.vl.json")
-        if isinstance(spec_text, Path):  # written into the site already (site/outputs/editions.py)
+        # Written into the site already (site/outputs/editions.py).
+        if isinstance(spec_text, Path):
             spec_text = spec_text.read_bytes()
         if spec_text is not None:
             alt = _description(spec_text) or alt
@@ -129,10 +130,10 @@ def fill_daily_feeds(site_dir: Path, items: Mapping[str, str],
                      verdicts: Mapping[str, str] | None = None,
                      as_of: datetime | None = None) -> None:
     """Replace each daily item's text with its HTML in the feeds the engine wrote, add its
-    verdict in a few words to its title (the page's title, as the engine wrote it); give
-    an item with no enclosure its day's image (Zensical's feeds carry none; its length is
-    measured by site/publish/finish.py). With `as_of` (the newest snapshot's time), the channel's
-    pubDate and lastBuildDate say it, as mkdocs-rss-plugin writes them from
+    verdict in a few words to its title (the page's title, as the engine wrote it); give an
+    item with no enclosure its day's image (Zensical's feeds carry none; its length is
+    measured by site/publish/finish.py). With `as_of` (the newest snapshot's time), the
+    channel's pubDate and lastBuildDate say it, as mkdocs-rss-plugin writes them from
     SOURCE_DATE_EPOCH: Zensical 0.0.73 writes the clock's time, so a feed changed with
     every build, and a build from the same store was not the same bytes."""
     for name in RSS_FEEDS:
@@ -215,8 +216,9 @@ def _child_text(node: Any, tag: str) -> str | None:
 
 def _fill_json(doc: dict[str, Any], items: Mapping[str, str],
                verdicts: Mapping[str, str]) -> dict[str, Any]:
-    # JSON Feed's title, description and author names are plain text; the rss plugin
-    # wrote the config's, which are HTML-escaped text for the pages (site/engines/mkdocs/plugin.py).
+    # JSON Feed's title, description and author names are plain text; the rss plugin wrote
+    # the config's, which are HTML-escaped text for the pages
+    # (site/engines/mkdocs/plugin.py).
     for key in ("title", "description"):
         if isinstance(doc.get(key), str):
             doc[key] = html.unescape(doc[key])

@@ -28,9 +28,9 @@ from chronicle.store.manifest import EDITION_PATH
 
 def finish_edition(site_dir: Path, inputs: BuildInputs, lang: Language,
                    sources: EditionFiles, pages: list[str]) -> None:
-    """Run the post-build steps of the `lang` edition built into `site_dir` from
-    `sources`; `pages` are the pages the engine wrote (paths relative to `site_dir`).
-    The charts' SVGs are written by the caller, which drew them (site/outputs/statics.py)."""
+    """Run the post-build steps of the `lang` edition built into `site_dir` from `sources`;
+    `pages` are the pages the engine wrote (paths relative to `site_dir`). The charts' SVGs
+    are written by the caller, which drew them (site/outputs/statics.py)."""
     config = inputs.config
     if lang.code == DEFAULT:
         serve_sealed_sources(config.docs_dir, site_dir)

@@ -73,7 +73,8 @@ def staging_dir(site_dir: Path) -> Path:
 
 def edition_staging(site_dir: Path, code: str) -> Path:
     """Return the folder a translated edition `code` is built in before it joins the
-    staged site (built by another process while English builds; see edition_process.py)."""
+    staged site (built by another process while English builds:
+    site/engines/mkdocs/edition_process.py)."""
     return site_dir.with_name(f".{site_dir.name}.building-{os.getpid()}-{code}")
 
 

@@ -9,9 +9,9 @@ mkdocs-rss-plugin and chronicle's own plugin run on it unchanged; the pages are 
 mkdocs 1.6.1 builds but for the version in Material's generator meta tag.
 
 The alias works only when it comes before the first `import mkdocs` of a process, so it
-is made where a build starts (site/build.py), in the command's process and in each
-translated edition's (site/engines/mkdocs/edition_process.py, told which core its parent runs). A
-process that already runs the real mkdocs (the chronicle plugin inside `mkdocs build`)
+is made where an mkdocs build starts (build.py), in the command's process and in each
+translated edition's (edition_process.py, told which core its parent runs). A process
+that already runs the real mkdocs (the chronicle plugin inside `mkdocs build`)
 keeps it: swapping modules under a running mkdocs would mix the two. A Zensical build
 never comes here: it imports neither."""
 

@@ -1,11 +1,11 @@
 """Build a translated edition in a second process, beside the English build (site stage).
 
-A translated edition is a whole mkdocs build of its own (site/outputs/editions.py): Markdown,
-templates, a search index (Chinese segmented with jieba), ~1.7x the English build's time
-when run after it. mkdocs and jieba hold the GIL, so on a machine with a second core
-`chronicle build` runs each translated edition in a child process of the command's
-executor (chronicle/executor.py: it dies with its parent) while the English build runs
-in its own; what the two share crosses the executor's connection:
+A translated edition is a whole mkdocs build of its own (site/outputs/editions.py):
+Markdown, templates, a search index (Chinese segmented with jieba), ~1.7x the English
+build's time when run after it. mkdocs and jieba hold the GIL, so on a machine with a
+second core `chronicle build` runs each translated edition in a child process of the
+command's executor (chronicle/executor.py: it dies with its parent) while the English build
+runs in its own; what the two share crosses the executor's connection:
 
 - the store: the child reads it itself (its own `load_inputs`, each file checked against
   the chain); the parent holds the store's lock for both, so no snapshot commits between
@@ -14,12 +14,12 @@ in its own; what the two share crosses the executor's connection:
   both processes read and write the same folders; the child reports which entries it
   used, and the parent prunes only after both builds, with both sets.
 
-The child builds into a staging folder of its own beside the staged site (site/publish/staging.py),
-since the English build empties its folder when it starts; the parent moves it into the
-staged site once both are done, and publishes the site only then. The bytes are those of
-the builds run one after the other. A child that ends without its report (killed, out of
-memory) fails the build with exit code 1 (`BuildProcessError`); the published site is
-untouched.
+The child builds into a staging folder of its own beside the staged site
+(site/publish/staging.py), since the English build empties its folder when it starts; the
+parent moves it into the staged site once both are done, and publishes the site only then.
+The bytes are those of the builds run one after the other. A child that ends without its
+report (killed, out of memory) fails the build with exit code 1 (`BuildProcessError`); the
+published site is untouched.
 """
 
 from __future__ import annotations

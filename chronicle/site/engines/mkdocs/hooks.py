@@ -25,6 +25,9 @@ from chronicle.site.outputs.statics import with_svgs
 _ATTR = "_chronicle_plugin"  # the hooks' plugin instance rides on this build's config
 
 
+# A hook-built chronicle predates translated editions and `use_edition`: its plugin reads
+# chronicle.yml and makes its own executor, which starts no process (its charts' SVGs are
+# drawn by `generate`, in its own), and ends with the build.
 def _plugin(config: MkDocsConfig) -> ChroniclePlugin:
     plugin: ChroniclePlugin | None = getattr(config, _ATTR, None)
     if plugin is None:

@@ -1,13 +1,13 @@
 """The mkdocs plugin `chronicle`: the build side of a chronicle (site stage).
 
-The mkdocs adapter of the site's sources (site/outputs/sources.py). chronicle.yml is the one
-config: `on_config` sets site_url, name, author and copyright from it and completes the
+The mkdocs adapter of the site's sources (site/outputs/sources.py). chronicle.yml is the
+one config: `on_config` sets site_url, name, author and copyright from it and completes the
 nav from the page registry; `on_files` renders the edition's sources from one read of the
 store, and mkdocs-gen-files writes them into the build (the scaffold's gen_pages.py calls
-`write_generated`; without it the plugin does the same with a gen-files editor of its
-own); `on_post_build` runs the engine-independent steps the pages need after the build.
-Per-build state lives on the plugin instance and is reset by `on_config`; the build
-never touches the network.
+`write_generated`; without it the plugin does the same with a gen-files editor of its own);
+`on_post_build` runs the engine-independent steps the pages need after the build. Per-build
+state lives on the plugin instance and is reset by `on_config`; the build never touches the
+network.
 """
 
 from __future__ import annotations
@@ -69,8 +69,8 @@ def load_run_config(mkdocs_config: MkDocsConfig) -> RunConfig:
 class ChroniclePlugin(BasePlugin):
     """Generate a chronicle's run-wide pages and finish its sealed day pages.
 
-    One instance builds one language's edition (site/outputs/editions.py): English, the sealed
-    record, unless `chronicle build` hands it another language with `use_edition`.
+    One instance builds one language's edition (site/outputs/editions.py): English, the
+    sealed record, unless `chronicle build` hands it another language with `use_edition`.
     """
 
     def __init__(self) -> None:
@@ -138,7 +138,8 @@ class ChroniclePlugin(BasePlugin):
         config.site_url = run.site.url
         # Text, never markup: Material and the rss plugin print these into pages, <head>
         # and the feed raw in some places and escaped (`| e`) in others; Markup shows as
-        # text in both, never escaped twice (site/publish/daily_feed.py gives JSON Feed plain text).
+        # text in both, never escaped twice (site/publish/daily_feed.py gives JSON Feed
+        # plain text).
         config.site_name = escape(site_title(run, self.lang))
         config.site_author = escape(run.site.author)
         config.site_description = escape(config.site_description or (
@@ -178,9 +179,9 @@ class ChroniclePlugin(BasePlugin):
 
     @event_priority(50)  # before mkdocs-gen-files runs gen_pages.py (site/gen_pages.py)
     def _render_sources(self, files: Files, *, config: MkDocsConfig) -> Files:
-        """Render this edition's sources (site/outputs/sources.py) and start drawing their charts'
-        static SVGs (written by on_post_build); mkdocs-gen-files then writes them into the
-        build (`write_generated`)."""
+        """Render this edition's sources (site/outputs/sources.py) and start drawing their
+        charts' static SVGs (written by on_post_build); mkdocs-gen-files then writes them
+        into the build (`write_generated`)."""
         caches = self.editions.caches if self.editions is not None else None
         svgs = caches.svgs if caches is not None else None
         for file in [f for f in files if EDITION_PATH.fullmatch(f.src_uri) or (

@@ -1,5 +1,5 @@
 """The mkdocs side of a build's progress (site stage): a plugin `chronicle build` adds to
-each edition's mkdocs build (site/build.py), saying each step as the chronicle plugin
+each edition's mkdocs build (build.py), saying each step as the chronicle plugin
 and the engine end it (site/progress.py). It reads nothing and writes nothing."""
 
 from __future__ import annotations

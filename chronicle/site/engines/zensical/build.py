@@ -3,14 +3,14 @@
 Material for MkDocs reaches its end of life on 2027-05-05; Zensical, by Material's team,
 reads the same mkdocs.yml and renders the same Python-Markdown, but runs no MkDocs plugin
 or hook. So each edition's sources are written as a project of plain files
-(site/outputs/tree.py) under `.cache/zensical/<code>/` (kept between builds on this machine,
-never restored from elsewhere: Zensical keeps its own cache in `.cache/` beside each
-project's config, and only changed files are written again), built there by `zensical
+(site/outputs/tree.py) under `.cache/zensical/<code>/` (kept between builds on this
+machine, never restored from elsewhere: Zensical keeps its own cache in `.cache/` beside
+each project's config, and only changed files are written again), built there by `zensical
 build --strict` in a child process of the command's executor (it dies with the command),
-moved into the staging folder, and finished by the same post-build step as an mkdocs
-build (site/publish/finish.py). Zensical's own cache in each project is filled from, and kept as,
-a signed entry of the build cache (site/engines/zensical/cache.py). Zensical is driven through its
-public `build` alone (chronicle/workers/zensical_build.py).
+moved into the staging folder, and finished by the same post-build step as an mkdocs build
+(site/publish/finish.py). Zensical's own cache in each project is filled from, and kept as,
+a signed entry of the build cache (site/engines/zensical/cache.py). Zensical is driven
+through its public `build` alone (chronicle/workers/zensical_build.py).
 """
 
 from __future__ import annotations
