@@ -40,9 +40,11 @@ memory` prints the memory rows alone. Rows:
 Rows say whether `.cache/chronicle` was there (warm) or not (cold): the build rows run
 on the English copy after its first build (warm metrics copy); the nightly row starts
 from a chronicle built once, as a nightly with its cache restored does.
-Targets (issue #42): home and day pages' LCP and bytes before it <= 1.2x About's.
-Targets (issue #25): mkdocs, both editions <= 1.5x plain; Zensical, nightly <= 1.0x plain.
-Targets (issue #15): build <= 1.3x plain, nightly <= 1.5x plain, DAYS=100 demo <= 45 s,
+Targets (issue #42): home and day pages' LCP and bytes before it <= 1.2x About's; both
+editions with either engine warm <= 1.0x plain, cold <= 2.5x, nightly <= 1.3x
+(bench/engines.py); the DAYS=100 demo, both editions, <= 60 s (was #15's 45 s, English
+only).
+Targets (issue #15): build <= 1.3x plain, nightly <= 1.5x plain,
 2x demo <= 2.0x, peak memory < 1 GB at 365 days (`make bench DAYS=365`); issue #24: a night
 of 10^6 rows < 1.5 GB, the 365-day demo < 1 GB (processes together).
 """
@@ -62,6 +64,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROUNDS = 3
+DEMO_TARGET = 60.0  # seconds: the 100-day demo, both editions (issue #42)
 LAST_NIGHT = "{start}T03:17:00Z"
 
 
@@ -345,7 +348,8 @@ def main(days: int) -> None:
         say(row("nightly vs plain, warm", night, 1.5)
             + f"  (snapshot + build: {', '.join(night.parts)} s)")
         say(f"{f'demo, {days} days':<34}{demo_s:8.1f} s  peak {demo_mb:5.0f} MB  "
-            f"target <= 45 s ({'met' if demo_s <= 45 else 'MISSED'})  (runs: "
+            f"target <= {DEMO_TARGET:.0f} s ({'met' if demo_s <= DEMO_TARGET else 'MISSED'})  "
+            "(runs: "
             f"{' '.join(f'{s:.1f}' for s, _ in demos)})")
         say(ratio(f"demo {2 * days} days vs {days} days", long_s, demo_s, 2.0)
             + f"  peak {long_mb:.0f} MB")
@@ -387,8 +391,7 @@ def pages_only(days: int) -> None:
 
 
 def engines_only(days: int) -> None:
-    """`python -m bench engines [DAYS]`: issue #25's rows alone
-    (site/engines/zensical/build.py)."""
+    """`python -m bench engines [DAYS]`: the engines' rows alone (bench/engines.py)."""
     from datetime import timedelta
 
     from bench.engines import engine_rows
