@@ -79,6 +79,26 @@ def test_catalogs_are_text_compiled_in_memory_and_the_language_is_an_argument() 
     assert not any(n in vars(i18n) for n in ("use_language", "_current", "translations"))
 
 
+def test_the_words_fingerprint_is_the_words_not_the_files_bytes(tmp_path: Path) -> None:
+    # `verify --recompute` replays an edition under the words it was sealed with: a
+    # catalog whose comments, references and dates alone changed (`make i18n`) says the
+    # same words; one changed translation does not.
+    packaged = (LOCALE_DIR / "zh" / "LC_MESSAGES" / "chronicle.po").read_text(encoding="utf-8")
+    before = language("zh").fingerprint
+    same = (tmp_path / "same")
+    same.mkdir()
+    moved = packaged.replace("Creation-Date: 2026", "Creation-Date: 2031")
+    (same / "zh.po").write_text(re.sub(r"(?m)^#: .*$", "#: somewhere/else.py", moved),
+                                encoding="utf-8")
+    assert language("zh", same).fingerprint == before
+    other = (tmp_path / "other")
+    other.mkdir()
+    (other / "zh.po").write_text('msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset='
+                                 'utf-8\\n"\n\nmsgid "Key figures"\nmsgstr "要点"\n',
+                                 encoding="utf-8")
+    assert language("zh", other).fingerprint != before
+
+
 def test_a_chronicles_own_catalog_wins(tmp_path: Path) -> None:
     (tmp_path / "zh.po").write_text('msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset='
                                     'utf-8\\n"\n\nmsgid "Key figures"\nmsgstr "要点"\n',

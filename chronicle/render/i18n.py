@@ -188,8 +188,11 @@ def catalog_path(code: str) -> Path:
     return LOCALE_DIR / code / "LC_MESSAGES" / f"{DOMAIN}.po"
 
 
-def _compile(paths: list[Path]) -> _gettext.NullTranslations:
-    """Return the translations of the .po files `paths`, later files winning."""
+def _compile(paths: list[Path]) -> tuple[_gettext.NullTranslations, str]:
+    """Return the translations of the .po files `paths`, later files winning, and the
+    sha256 of their words: every (context, English, translation) the catalog gives, not
+    the files' bytes, so a catalog whose comments, references or dates alone changed
+    says the same words (the fingerprint `verify --recompute` replays an edition under)."""
     from babel.messages.mofile import write_mo
     from babel.messages.pofile import read_po
 
@@ -210,16 +213,31 @@ def _compile(paths: list[Path]) -> _gettext.NullTranslations:
                 current.string = message.string
                 current.flags.discard("fuzzy")
     if merged is None:
-        return _gettext.NullTranslations()
+        return _gettext.NullTranslations(), hashlib.sha256(b"-").hexdigest()
+    words = sorted([m.context or "", json.dumps(m.id, ensure_ascii=False),
+                    json.dumps(m.string, ensure_ascii=False)]
+                   for m in merged if m.id and m.string and not m.fuzzy)
     buffer = io.BytesIO()
     write_mo(buffer, merged)  # fuzzy and untranslated messages are left out
     buffer.seek(0)
-    return _gettext.GNUTranslations(buffer)
+    digest = hashlib.sha256(json.dumps(words, ensure_ascii=False).encode()).hexdigest()
+    return _gettext.GNUTranslations(buffer), digest
 
 
-# Compiled catalogs by (code, overrides, the files' mtimes): a cache of pure results (the
-# same files give the same catalog), not state a render depends on.
-_compiled: dict[tuple[str, Path | None, float], _gettext.NullTranslations] = {}
+# Compiled catalogs and their words' sha256 by (code, overrides, the files' mtimes): a
+# cache of pure results (the same files give the same catalog), not state a render
+# depends on.
+_compiled: dict[tuple[str, Path | None, float], tuple[_gettext.NullTranslations, str]] = {}
+
+
+def _compiled_catalog(code: str, overrides: Path | None
+                      ) -> tuple[_gettext.NullTranslations, str]:
+    paths = [p for p in (catalog_path(code), overrides / f"{code}.po" if overrides else None)
+             if p is not None and p.is_file()]
+    key = (code, overrides, sum(p.stat().st_mtime for p in paths))
+    if key not in _compiled:
+        _compiled[key] = _compile(paths)
+    return _compiled[key]
 
 
 def load_catalog(code: str, overrides: Path | None = None) -> _gettext.NullTranslations:
@@ -227,12 +245,7 @@ def load_catalog(code: str, overrides: Path | None = None) -> _gettext.NullTrans
     over it), compiled again when one of the files changes (`chronicle serve` sees an edit)."""
     if code == DEFAULT:
         return _gettext.NullTranslations()
-    paths = [p for p in (catalog_path(code), overrides / f"{code}.po" if overrides else None)
-             if p is not None and p.is_file()]
-    key = (code, overrides, sum(p.stat().st_mtime for p in paths))
-    if key not in _compiled:
-        _compiled[key] = _compile(paths)
-    return _compiled[key]
+    return _compiled_catalog(code, overrides)[0]
 
 
 def language(code: str, overrides: Path | None = None,
@@ -258,12 +271,9 @@ def editions(config: RunConfig) -> list[Language]:
 
 
 def _fingerprint(code: str, overrides: Path | None, words: Mapping[str, str]) -> str:
-    """Return the sha256 of what a language's words come from: its packaged catalog, a
-    chronicle's own, and chronicle.yml's translations."""
-    digest = hashlib.sha256()
-    for path in (catalog_path(code), overrides / f"{code}.po" if overrides else None):
-        digest.update(path.read_bytes() if path is not None and path.is_file() else b"-")
-        digest.update(b"\0")
+    """Return the sha256 of a language's words: its catalog's (the packaged one with a
+    chronicle's own over it, `_compile`) and chronicle.yml's translations."""
+    digest = hashlib.sha256(_compiled_catalog(code, overrides)[1].encode() + b"\0")
     digest.update(json.dumps(dict(words), sort_keys=True, ensure_ascii=False).encode())
     return digest.hexdigest()
 
