@@ -13,6 +13,9 @@ be at least 1.10. Rows, each command in its own process, alternating on and off:
 - svg-cache (the run-wide charts' SVGs kept signed in .cache/chronicle/svgs,
   site/outputs/statics.py): the two-edition build of the demo, warm (a nightly draws
   most charts again anyway: each shows one more day; 1.03 on the mkdocs nightly);
+- seal-workers (the demo's nights draw their sealed charts in render workers, one per
+  core, chronicle/render/svg.py seal_workers): the whole demo, nights and build, in a new
+  folder each round;
 Three more went with the sealed editions (issue #42), which took the engines' private names
 they reached into (mkdocs's per-page Markdown conversion and Material's search entries kept
 signed; Zensical's reference scan answered from a signed entry). Five more were measured
@@ -186,10 +189,17 @@ def main(argv: list[str]) -> None:
                 return snap + run(_one("build", str(work), without))[0]
             return timed
 
+        demos = iter(range(1_000_000))
+
+        def whole_demo(without: str) -> float:
+            """The demo, nights and build, in a new folder each time."""
+            return run(_one("demo", str(tmp / f"sealing-{next(demos)}"), without, str(days)))[0]
+
         rows: dict[str, tuple[str, Callable[[str], float]]] = {
             "beside": ("two editions, warm build", build(demo)),
             "engine-cache": ("Zensical nightly, both editions", nightly("znight")),
             "svg-cache": ("two editions, warm build", build(demo)),
+            "seal-workers": (f"{days}-day demo", whole_demo),
         }
         for speedup in wanted:
             label, timed = rows[speedup]

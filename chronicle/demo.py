@@ -87,7 +87,8 @@ def run_demo(
     last = min(config.simulated.days, nights or config.simulated.days)
     echo(f"simulating the run (seed {config.simulated.seed}), then taking one snapshot a "
          f"night up to night {last}, each sealing the day before")
-    child = executor.start(_nights_child, out, last, name="the demo's nights")
+    child = executor.start(_nights_child, out, last, tuple(executor.without), executor.cores,
+                           name="the demo's nights")
     seconds: dict[str, float] = {}
     while True:
         try:
@@ -122,11 +123,17 @@ def run_demo(
     )
 
 
-def _nights_child(conn: Connection, out: Path, last: int) -> None:
+def _nights_child(conn: Connection, out: Path, last: int, without: tuple[str, ...] = (),
+                  cores: int | None = None) -> None:
     """Take the demo's nights 1 to `last` in this child process (`run_demo`); report each
-    progress line, then the seconds taken or the error, over `conn`."""
+    progress line, then the seconds taken or the error, over `conn`.
+
+    The nights have an executor of their own, like the command's (`without`, `cores`):
+    its render workers draw the sealed charts, and it ends them with the nights."""
     try:
-        seconds = _take_nights(out, last, lambda line: conn.send(("line", line)))
+        with Executor(without=without, cores=cores) as executor:
+            seconds = _take_nights(out, last, lambda line: conn.send(("line", line)),
+                                   executor)
         conn.send(("done", seconds))
     except (EOFError, BrokenPipeError, KeyboardInterrupt):
         return  # the parent is gone or stopping
@@ -139,9 +146,11 @@ def _nights_child(conn: Connection, out: Path, last: int) -> None:
         conn.send(("crash", traceback.format_exc()))
 
 
-def _take_nights(out: Path, last: int, echo: Callable[[str], None]) -> dict[str, float]:
+def _take_nights(out: Path, last: int, echo: Callable[[str], None],
+                 executor: Executor | None = None) -> dict[str, float]:
     """Take one snapshot per night up to night `last` (skipping those an earlier demo run
-    took); return the seconds of the simulation and of the nights."""
+    took), their charts drawn by `executor`'s render workers (none: in this process);
+    return the seconds of the simulation and of the nights."""
     from chronicle.snapshot.fetch import fetch_simulated_source
     from chronicle.snapshot.take import take_snapshot
     from chronicle.sources.simulated import SimulatedRun
@@ -163,6 +172,7 @@ def _take_nights(out: Path, last: int, echo: Callable[[str], None]) -> dict[str,
             as_of,
             store=store,
             fetcher=lambda c, s, t: fetch_simulated_source(c, s, t, sim=sim),
+            executor=executor,
         )
         # About one line every ten seconds on two cores.
         if night == 1 or night % 10 == 0 or night == config.simulated.days:

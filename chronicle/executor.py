@@ -53,9 +53,9 @@ from typing import Any
 # The speed-ups a command may run beside its own work. Each stays only where `make bench`
 # shows it is worth at least 10% on its row (documentation/pages/benchmarks.md): the bench
 # turns each off with `Executor(without=...)` and times the row again.
-SPEEDUPS = ("beside", "engine-cache", "svg-cache")
+SPEEDUPS = ("beside", "engine-cache", "svg-cache", "seal-workers")
 # Those that run work in another process: on one core they would only take turns.
-PARALLEL = ("beside",)
+PARALLEL = ("beside", "seal-workers")
 _PR_SET_PDEATHSIG = 1
 _EXIT_ORPHANED = 70  # a child's exit code when its parent went first
 _WATCH_SECONDS = 0.2  # how often a child polls its parent where there is no pidfd

@@ -125,6 +125,35 @@ def test_a_snapshot_in_this_process_leaves_no_process_or_variable(one_night: Pat
     assert dict(os.environ) == environ
 
 
+def _sealed(root: Path) -> dict[str, bytes]:
+    docs = root / "docs"
+    return {str(p.relative_to(docs)): p.read_bytes() for sub in ("data", "days")
+            for p in sorted((docs / sub).rglob("*")) if p.is_file()}
+
+
+def test_a_snapshot_drawing_with_render_workers_seals_the_same_bytes(
+        one_night: Path, tmp_path: Path) -> None:
+    # `seal-workers` (the demo's nights): the sealed charts drawn by the executor's render
+    # workers are the bytes this process draws, and the workers end with the executor.
+    alone = Path(shutil.copytree(one_night, tmp_path / "alone"))
+    drawn = Path(shutil.copytree(one_night, tmp_path / "drawn"))
+    as_of = datetime(2026, 8, 22, 3, 17, tzinfo=UTC)
+    take_snapshot(load_config(alone), as_of)
+    before = {p.pid for p in children()}
+    with Executor(cores=2) as executor:
+        result = take_snapshot(load_config(drawn), as_of, executor=executor)
+        assert len({p.pid for p in children()} - before) == 2  # one worker per core
+    assert result.sealed == ("2026-08-21",)
+    assert {p.pid for p in children()} == before
+    assert _sealed(drawn) == _sealed(alone)
+    assert any(name.endswith(".svg") for name in _sealed(drawn))
+    # Turned off (or on one core), the snapshot draws in its own process.
+    with Executor(cores=2, without=["seal-workers"]) as executor:
+        take_snapshot(load_config(Path(shutil.copytree(one_night, tmp_path / "off"))), as_of,
+                      executor=executor)
+        assert {p.pid for p in children()} == before
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("point", SNAPSHOT_POINTS)
 def test_a_snapshot_killed_alone_leaves_no_process_and_the_next_one_works(

@@ -78,6 +78,11 @@ def _answers(store: Store) -> tuple[object, ...]:
         [(s.id, rows) for s, rows in store.rows_with("train/loss")],
         store.last_steps(),
         len(store.stored_keys()),
+        # Who sealed each day and its edition, asked of the kept store before (its index
+        # of sealed files is made again with the snapshot list).
+        {d.isoformat(): (s.id, store.sealed_day(d), store.edition_sealer(d, "zh"),
+                         store.sealed_bytes(f"days/{d.isoformat()}.md"))
+         for d, s in store.sealed_days().items()},
     )
 
 
@@ -96,6 +101,7 @@ def test_one_store_kept_across_nights_reads_what_a_fresh_one_reads(
     assert after != before
     assert len(after[0]) == len(before[0]) + 1  # type: ignore[arg-type]
     assert after[5] != before[5]  # the new night's rows moved the last steps
+    assert len(after[7]) == len(before[7]) + 1  # type: ignore[arg-type]  # the day it sealed
     # and each snapshot's answers are that snapshot's own file
     for snap, runs in store.run_history():
         raw = json.loads((snap.path / "runs.json").read_text())

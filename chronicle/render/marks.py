@@ -98,8 +98,10 @@ def background_layers(opts: Options, spans: Sequence[Span], x: Axis, lo: float, 
     # The day's tint is lighter than downtime's grey: both read in dark mode too.
     opacity = alt.OpacityValue(0.3, condition={"test": f"datum.k == '{this_day}'",
                                                 "value": 0.15})
+    # The channel given as an object: a shorthand string is turned into one through
+    # Altair's `from_dict`, which hashes the schema of every channel class on each call.
     return [alt.Chart(data.add("spans", rects)).mark_rect().encode(
-        x=x_enc, x2="x2", color=color, opacity=opacity,
+        x=x_enc, x2=alt.X2("x2"), color=color, opacity=opacity,
         tooltip=[alt.Tooltip("k:N", title=_("span")), alt.Tooltip("what:N", title=_("what"))],
     )]
 

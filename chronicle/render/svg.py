@@ -113,6 +113,16 @@ def build_workers(executor: Executor | None) -> int:
     return 0 if executor is None else max(1, (executor.cores or 1) - 1)
 
 
+def seal_workers(executor: Executor | None) -> int:
+    """Return how many render workers the demo's nights draw their sealed charts with (0:
+    in the sealing process): one per core (`seal-workers`). The nights' process has only
+    a day's figures and pages to make beside the drawings, and vl-convert's calls are
+    most of a night (a Chinese chart's text measured through its Han font most of all)."""
+    if executor is None or not executor.uses("seal-workers"):
+        return 0
+    return executor.cores or 1
+
+
 Statics = tuple[dict[str, str], dict[str, bytes]]
 
 

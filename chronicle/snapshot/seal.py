@@ -20,12 +20,13 @@ from chronicle.analysis.run_state import RunState, run_state
 from chronicle.analysis.series import build_series, day_bounds
 from chronicle.analysis.verdicts import day1_sha256, watch_day
 from chronicle.config import RunConfig
+from chronicle.executor import Executor
 from chronicle.render.day import render_day_files
 from chronicle.render.day_charts import day_charts
 from chronicle.render.day_edition import edition_day_files, edition_folder
 from chronicle.render.i18n import ENGLISH, editions
 from chronicle.render.prose import write_summary
-from chronicle.render.svg import start_statics
+from chronicle.render.svg import seal_workers, start_statics
 from chronicle.snapshot.evidence import Evidence
 from chronicle.snapshot.plan import DaySeal
 from chronicle.snapshot.provenance import SealContext, day_provenance
@@ -53,8 +54,9 @@ class SealInputs:
     context: SealContext | None = None
     corrections: tuple[dict[str, Any], ...] = ()
     changes: RunChanges | None = None
-    # Who draws a day's charts: None = the render workers (render/svg.py); `verify
-    # --recompute` hands in the sealed drawings instead (it compares specs, draws nothing).
+    # Who draws a day's charts: None = this process (render/svg.py); the demo's nights hand
+    # in the executor's render workers (`drawn_by`); `verify --recompute` hands in the
+    # sealed drawings instead (it compares specs, draws nothing).
     draw: Draw | None = None
     states: bool = True  # record the run's state (False: replaying days sealed without it)
     # The editions to seal beside the record (language codes; None: the site's other
@@ -67,6 +69,19 @@ def seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
     record in English (page, JSON, charts) and its edition in every other language of the
     site (render/day_edition.py), from the same facts."""
     return _seal_days(inputs)
+
+
+def drawn_by(executor: Executor | None) -> Draw | None:
+    """Return who draws the sealed charts with `executor`'s render workers (`seal_workers`),
+    each chart started as soon as its spec is made; None (in this process) without them."""
+    workers = seal_workers(executor)
+    if executor is None or not workers:
+        return None
+
+    def draw(folder: str, charts: dict[str, dict[str, Any]]) -> Drawn:
+        return start_statics(charts, FEED_IMAGES, executor, workers).result
+
+    return draw
 
 
 def _draw(inputs: SealInputs, folder: str, charts: dict[str, dict[str, Any]]) -> Drawn:
@@ -87,13 +102,15 @@ def _seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
                  if inputs.languages is None or lang.code in inputs.languages]
     for plan in inputs.days:
         day, seen = plan.day, inputs.evidence(plan.figures_as_of)
-        # The charts are drawn in this process when the day's files are rendered below.
-        charts = day_charts(day, seen.series, seen.failures, config, ENGLISH, changes)
-        drawn = _draw(inputs, f"days/{day.isoformat()}", charts)
+        # The charts are drawn in this process when the day's files are rendered below, or
+        # by render workers from now on (`drawn_by`): the editions' first, whose text is
+        # measured through a Han font, the longest drawings, so the last to finish is short.
         own = {lang.code: day_charts(day, seen.series, seen.failures, config, lang, changes)
                for lang in languages}
         own_drawn = {code: _draw(inputs, edition_folder(day.isoformat(), code), specs)
                      for code, specs in own.items()}
+        charts = day_charts(day, seen.series, seen.failures, config, ENGLISH, changes)
+        drawn = _draw(inputs, f"days/{day.isoformat()}", charts)
         if previous is None or previous["date"] != (day - timedelta(days=1)).isoformat():
             previous = store.sealed_day(day - timedelta(days=1))
         state = (run_state(seen.series, seen.finish, config, plan.figures_as_of)

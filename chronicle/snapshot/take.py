@@ -17,6 +17,7 @@ from typing import Any
 import pyarrow as pa
 
 from chronicle.config import RunConfig
+from chronicle.executor import Executor
 from chronicle.models import FailureRecord, Fetched, SourceStatus
 from chronicle.render.svg import require_han_font
 from chronicle.snapshot.fetch import Fetcher, fetch_live, fetch_simulated_source
@@ -24,7 +25,13 @@ from chronicle.snapshot.mementos import record_check
 from chronicle.snapshot.night import Tonight, prepare_night
 from chronicle.snapshot.plan import SEALING, WaitingDay
 from chronicle.snapshot.preflight import check_as_of, check_scaffold_values
-from chronicle.snapshot.seal import EditionInputs, SealInputs, seal_days, seal_editions
+from chronicle.snapshot.seal import (
+    EditionInputs,
+    SealInputs,
+    drawn_by,
+    seal_days,
+    seal_editions,
+)
 from chronicle.sources.manual import load_failures_file
 from chronicle.store import (
     Store,
@@ -65,11 +72,13 @@ def take_snapshot(
     store: Store | None = None,
     backfilled: bool = False,
     now: datetime | None = None,
+    executor: Executor | None = None,
 ) -> SnapshotResult:
     """Append one snapshot as of `as_of` and seal every day whose data is complete.
 
-    It starts no process of its own (the live sources' clients may: wandb-core): the
-    sealed days' charts are drawn in this process.
+    Without an `executor` it starts no process of its own (the live sources' clients
+    may: wandb-core): the sealed days' charts are drawn in this process. With one (the
+    demo's nights), its render workers draw them (`drawn_by`).
     """
     # Bad input stops us before the store is even locked.
     check_scaffold_values(config)
@@ -79,12 +88,13 @@ def take_snapshot(
     with locked(store, "snapshot") as recovered:
         store.refresh()
         result = _take(config, store, as_of, manual, fetcher, backfilled,
-                       now or datetime.now(UTC))
+                       now or datetime.now(UTC), executor)
     return replace(result, recovered=tuple(recovered))
 
 
 def _take(config: RunConfig, store: Store, as_of: datetime, manual: list[FailureRecord],
-          fetcher: Fetcher | None, backfilled: bool, now: datetime) -> SnapshotResult:
+          fetcher: Fetcher | None, backfilled: bool, now: datetime,
+          executor: Executor | None = None) -> SnapshotResult:
     # Load inputs.
     check_as_of(config, store, as_of, now)
     # A mementos record someone else wrote is refused before anything is fetched.
@@ -102,12 +112,14 @@ def _take(config: RunConfig, store: Store, as_of: datetime, manual: list[Failure
         fetched.runs, fetched.threads, fetched.pulls, fetched.statuses,
         [*manual, *fetched.failures]))
     failures, corrections, plan = night.failures, night.corrections, night.plan
+    draw = drawn_by(executor)
     sealed = seal_days(SealInputs(
         config, store, as_of, sid, plan.ready, night.evidence, backfilled,
         context=night.context,
-        corrections=tuple(store.pending_corrections() + corrections), changes=night.changes))
+        corrections=tuple(store.pending_corrections() + corrections), changes=night.changes,
+        draw=draw))
     # Days sealed before without a page in one of the site's languages get it now.
-    later = seal_editions(EditionInputs(config, store, sid, night.changes))
+    later = seal_editions(EditionInputs(config, store, sid, night.changes, draw=draw))
     extra: dict[str, Any] = {"sealing": SEALING}
     if backfilled:
         extra["backfilled"] = backfilled

@@ -178,6 +178,9 @@ class _Shared:
         # a night. Only what passed its check against the chain is ever kept here.
         self.read: dict[tuple[str, ...], Any] = {}
         self.snapshots: list[SnapshotInfo] | None = None
+        # Each sealed file (path relative to docs/) -> the first snapshot of `snapshots`
+        # that seals it and its entry there; made again with the list.
+        self.sealers: dict[str, tuple[SnapshotInfo, dict[str, Any]]] | None = None
 
 
 class Store:
@@ -221,6 +224,7 @@ class Store:
                                             partial(read_snapshot_info, child)))
             _check_chain(found)
             self._shared.snapshots = found
+            self._shared.sealers = None
         if self.until is None:
             return list(self._shared.snapshots)
         return [s for s in self._shared.snapshots if s.id < self.until]
@@ -282,11 +286,21 @@ class Store:
 
     def _sealer(self, rel: str) -> tuple[SnapshotInfo, dict[str, Any]] | None:
         """Return the snapshot (of this view) that sealed `rel`, and its manifest entry."""
-        for snap in self.snapshots():
-            meta = snap.sealed_files().get(rel)
-            if meta is not None:
-                return snap, meta
-        return None
+        self.snapshots()
+        if self._shared.sealers is None:
+            # One pass over every manifest, not one per file asked for: a night asks for
+            # every sealed day's JSON (the ledger), each in every snapshot before.
+            sealers: dict[str, tuple[SnapshotInfo, dict[str, Any]]] = {}
+            for snap in self._shared.snapshots or ():
+                for path, meta in snap.sealed_files().items():
+                    sealers.setdefault(path, (snap, meta))
+            self._shared.sealers = sealers
+        found = self._shared.sealers.get(rel)
+        # The first snapshot to seal it is the view's, if the view has it at all (a view
+        # holds the snapshots before one, oldest first).
+        if found is None or (self.until is not None and found[0].id >= self.until):
+            return None
+        return found
 
     def edition_sealer(self, day: date, code: str) -> SnapshotInfo | None:
         """Return the snapshot that sealed `day`'s page in language `code` (not English:
