@@ -122,11 +122,18 @@ def test_a_link_in_place_of_zensical_s_cache_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_without_the_speed_ups_zensical_starts_cold_and_nothing_is_kept(tmp_path: Path) -> None:
+def test_without_the_speed_up_zensical_starts_cold_and_its_cache_is_left_alone(
+        tmp_path: Path) -> None:
     config = _zensical(make_chronicle(tmp_path / "c", nights=2).root)
     _build(config, tmp_path / "warm")  # an entry is kept and Zensical's folder is full
     assert _poison(_engine_folder(config)) > 3
+    kept = tree_bytes(cache_root(config.root) / "zensical")
+    assert kept
     cached = _build(config, tmp_path / "cold", without=("engine-cache",))
     assert (cached["zensical reused"], cached["zensical made"]) == (0, 0), cached
-    assert not list((cache_root(config.root) / "zensical").iterdir())  # pruned, none kept
     assert tree_bytes(tmp_path / "cold") == tree_bytes(tmp_path / "warm")  # the folder was emptied
+    # Never looked in, so neither written nor pruned: the next build with it finds it whole
+    # (the bench's rounds alternate on and off in one folder).
+    assert tree_bytes(cache_root(config.root) / "zensical") == kept
+    again = _build(config, tmp_path / "again")
+    assert again["zensical reused"] > 0, again
