@@ -87,14 +87,14 @@ def build_site(config: RunConfig, site_dir: Path | None = None,
         try:
             took = seconds if seconds is not None else {}
             if config.site.engine == "zensical":
-                from chronicle.site.engines.zensical.build import build_site_editions
+                from chronicle.site.engines.zensical.build import build_editions as zensical
 
-                build_site_editions(config, staging, caches, took, executor, say)
+                zensical(config, staging, caches, took, executor, say)
             else:
-                from chronicle.site.engines.mkdocs.build import build_editions
+                from chronicle.site.engines.mkdocs.build import build_editions as mkdocs
 
-                build_editions(config, mkdocs_yml, staging, site_dir, caches, beside, took,
-                               executor, say)
+                mkdocs(config, mkdocs_yml, staging, site_dir, caches, beside, took, executor,
+                       say)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)  # now, not when the command ends
             raise

@@ -152,6 +152,14 @@ class BuildInputs:
     def latest(self) -> SnapshotInfo | None:
         return self.snapshots[-1] if self.snapshots else None
 
+    @property
+    def source_date_epoch(self) -> str:
+        """The build's date, as either engine reads it (SOURCE_DATE_EPOCH: sitemaps, pages'
+        dates, the feeds' build dates): the newest snapshot's time, so the same store
+        builds the same bytes."""
+        latest = self.latest
+        return str(int(latest.taken_at.timestamp())) if latest else "0"
+
     def figures_snapshot(self, day: date) -> SnapshotInfo | None:
         """Return the snapshot a timely seal of `day` computed its figures as of: the first
         one taken after the day ended (documentation/pages/store.md, "When a day is sealed")."""

@@ -152,12 +152,11 @@ class ChroniclePlugin(BasePlugin):
         if len(self.languages) > 1:
             # The language switch: the edition's home until a page names its own twin.
             config.extra["alternate"] = alternates(self.languages, self.code)
-        latest = self.inputs.latest
         # Same store, same bytes: mkdocs and the rss plugin read the build's date from
         # SOURCE_DATE_EPOCH only (sitemap.xml.gz, pages' dates, the feeds' build dates), so
         # it is set for this build alone and restored when it ends (`_end_build`).
         self._scope.enter_context(environment(
-            SOURCE_DATE_EPOCH=str(int(latest.taken_at.timestamp())) if latest else "0"))
+            SOURCE_DATE_EPOCH=self.inputs.source_date_epoch))
         rss = config.plugins.get("rss")
         rss_config = getattr(rss, "config", None)
         image = getattr(rss_config, "image", None)

@@ -100,7 +100,7 @@ class EditionBuild:
         self._child = self.executor.start(
             zensical_build.build, str(self.tree.config_file), str(self.tree.root / LOG_NAME),
             name=f"zensical build ({code})",
-            env={"SOURCE_DATE_EPOCH": _epoch(self.inputs)})
+            env={"SOURCE_DATE_EPOCH": self.inputs.source_date_epoch})
         self.seconds += time.perf_counter() - started
         return self
 
@@ -135,29 +135,19 @@ class EditionBuild:
             self._steps.done(step)
 
 
-def build_site_editions(config: RunConfig, staging: Path, caches: Caches,
-                         took: dict[str, float], executor: Executor, say: Say | None
-                         ) -> None:
-    """Build every edition of `config.site.languages` with Zensical into `staging`, English
-    first (its folder holds the others)."""
-    langs = [language(code, config.root / LOCALE_FOLDER, config)
-             for code in config.site.languages]
+def build_editions(config: RunConfig, staging: Path, caches: Caches, took: dict[str, float],
+                   executor: Executor, say: Say | None = None) -> None:
+    """Build every edition of `config.site.languages` (English first: its folder holds the
+    others) with Zensical into `staging`, each one's seconds into `took`. With the `beside`
+    speed-up, each next edition's project is written while Zensical builds the one before.
+    `say`: where each edition says its steps."""
     started = time.perf_counter()
     inputs = load_inputs(config, caches)
     if say is not None:
         say(f"store read ({time.perf_counter() - started:.1f} s)")
-    took.update(build_editions(inputs, langs, staging, caches, executor, say))
-
-
-def build_editions(inputs: BuildInputs, langs: list[Language], staging: Path,
-                   caches: Caches | None, executor: Executor, say: Say | None = None
-                   ) -> dict[str, float]:
-    """Build every edition of `langs` (English first) with Zensical into `staging`; return
-    each one's seconds. With the `beside` speed-up, each next edition's project is written
-    while Zensical builds the one before. `say`: where each edition says its steps."""
-    builds = [EditionBuild(inputs, lang, staging / edition_dir(lang.code), caches, executor,
-                           say) for lang in langs]
-    took: dict[str, float] = {}
+    builds = [EditionBuild(inputs, language(code, config.root / LOCALE_FOLDER, config),
+                           staging / edition_dir(code), caches, executor, say)
+              for code in config.site.languages]
     if executor.uses("beside"):
         for build in builds:
             build.start()
@@ -167,16 +157,10 @@ def build_editions(inputs: BuildInputs, langs: list[Language], staging: Path,
         for build in builds:
             took[build.lang.code] = build.start().finish()
     executor.stop_render_workers()
-    return took
 
 
 def _in_edition_folder(rel: str, inputs: BuildInputs) -> bool:
     return any(rel.startswith(f"{code}/") for code in inputs.config.site.languages[1:])
-
-
-def _epoch(inputs: BuildInputs) -> str:
-    latest = inputs.latest
-    return str(int(latest.taken_at.timestamp())) if latest else "0"
 
 
 def _wait(child: Child, tree: EditionTree) -> None:
