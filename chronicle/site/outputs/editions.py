@@ -20,7 +20,7 @@ and feeds.
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -49,7 +49,6 @@ class Editions:
     """What the builds of one `chronicle build` share: the store, read once."""
 
     inputs: BuildInputs | None = None
-    seconds: dict[str, float] = field(default_factory=dict)  # build time per language
     caches: Caches | None = None  # what earlier builds made (site/build_cache.py)
 
 
@@ -94,9 +93,11 @@ def localized_palette(palette: Any, lang: Language) -> Any:
     return out
 
 
-def localize_toc(toc: dict[str, Any], lang: Language) -> None:
-    """Keep a Chinese heading's words in its anchor, and title its permalink in `lang`."""
-    toc.setdefault("slugify", slugify(case="lower"))
+def localize_toc(toc: dict[str, Any], lang: Language, slug: Any = None) -> None:
+    """Keep a Chinese heading's words in its anchor, and title its permalink in `lang`
+    (a chronicle's own settings are kept). `slug`: pymdownx's slugify(case="lower"), or
+    what stands for it in a config written as YAML (site/outputs/tree.py)."""
+    toc.setdefault("slugify", slug if slug is not None else slugify(case="lower"))
     toc.setdefault("permalink_title", lang.gettext(PERMALINK_TITLE))
 
 

@@ -38,10 +38,10 @@ from chronicle.site.build_cache import Caches
 from chronicle.site.outputs.citable import edition_url, feed_links
 from chronicle.site.outputs.editions import (
     LOCALE_FOLDER,
-    PERMALINK_TITLE,
     EditionFiles,
     alternates,
     generator_words,
+    localize_toc,
     localized_palette,
     translate_nav,
 )
@@ -178,8 +178,7 @@ def edition_config(base: Mapping[str, Any], config: RunConfig, lang: Language,
         for entry in base.get("markdown_extensions") or []:
             if entry == "toc" or (isinstance(entry, dict) and "toc" in entry):
                 toc = dict((entry.get("toc") or {}) if isinstance(entry, dict) else {})
-                toc.setdefault("slugify", _CaseLowerSlugify())
-                toc.setdefault("permalink_title", lang.gettext(PERMALINK_TITLE))
+                localize_toc(toc, lang, _CaseLowerSlugify())
                 entry = {"toc": toc}
             extensions.append(entry)
         out["markdown_extensions"] = extensions
