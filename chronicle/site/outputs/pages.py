@@ -69,11 +69,6 @@ def _changes(i: BuildInputs, lang: Language) -> Files:
             "api/changes.json": changes_json(i.changes, i.config, sealed)}
 
 
-def _threads(i: BuildInputs, lang: Language) -> Files:
-    """Return the thread pages."""
-    return thread_pages(i.threads, i.snapshots, lang)
-
-
 # Nav order. Pages whose files come from a shared builder (run_pages writes six, the
 # archive files write corrections.md and the feeds) name it once, on their first entry.
 SECTIONS: tuple[Section, ...] = (
@@ -83,7 +78,8 @@ SECTIONS: tuple[Section, ...] = (
     Section(N_("Charts"), "charts.md",
             lambda i, lang: charts_page(i.config, i.series, i.failures, i.days, lang,
                                         i.changes.changes)),
-    Section(N_("Threads"), "threads/index.md", _threads),
+    Section(N_("Threads"), "threads/index.md",
+            lambda i, lang: thread_pages(i.threads, i.snapshots, lang)),
     Section(N_("Failures"), "failures.md", lambda i, lang: {"failures.md": failures_page(
         i.failures, i.latest.id if i.latest else None, lang, i.ledger)}),
     Section(N_("Changes"), "changes.md", _changes),

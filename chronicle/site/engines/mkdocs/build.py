@@ -59,8 +59,8 @@ def build_editions(config: RunConfig, mkdocs_yml: Path, staging: Path, site_dir:
                          executor, core, say)
             took[code] = time.perf_counter() - started
         if children:
-            # The editions beside it take longer (they draw their day charts): what this
-            # process's builds held goes back to the system while it waits for them.
+            # The editions beside it take longer (Chinese search is segmented with jieba):
+            # what this process's builds held goes back to the system while it waits.
             editions.inputs = None
             release_memory()
         for code, child in children.items():

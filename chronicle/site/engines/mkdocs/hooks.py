@@ -38,8 +38,7 @@ def _plugin(config: MkDocsConfig) -> ChroniclePlugin:
 
 @event_priority(100)  # before the rss plugin reads site_url
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
-    """Hook form of ChroniclePlugin.configure (a new plugin instance per build; the search
-    cache is `chronicle build`'s, which runs the plugin)."""
+    """Hook form of ChroniclePlugin.configure (a new plugin instance per build)."""
     plugin = ChroniclePlugin()
     config = plugin.configure(config)
     setattr(config, _ATTR, plugin)
