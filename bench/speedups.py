@@ -12,21 +12,19 @@ be at least 1.10. Rows, each command in its own process, alternating on and off:
   of both editions with Zensical, in the folder its cache was made in);
 - svg-cache (the run-wide charts' SVGs kept signed in .cache/chronicle/svgs,
   site/outputs/statics.py): the two-edition build of the demo, warm (a nightly draws
-  most charts again anyway: each shows one more day; 1.03 on the mkdocs nightly);
+  most charts again anyway: each shows one more day);
 - seal-workers (the demo's nights draw their sealed charts in render workers, one per
   core, chronicle/render/svg.py seal_workers): the whole demo, nights and build, in a new
   folder each round;
 Three more went with the sealed editions (issue #42), which took the engines' private names
 they reached into (mkdocs's per-page Markdown conversion and Material's search entries kept
 signed; Zensical's reference scan answered from a signed entry). Five more were measured
-here and dropped (bench/RESULTS.md), each off/on on a quiet 2-core machine: the thread
-pages kept in .cache/chronicle/threads (~2% of a build), the static files copied by a
-second process while mkdocs converts Markdown (1.01-1.02 on the English-only warm build), a
-sealed day's charts drawn by two workers while its figures are computed (1.07-1.08 on the
-100-day demo), those workers started while a snapshot fetches its sources (0.98-1.06 on the
-nightly), and a build's run-wide charts drawn in a worker while mkdocs converts Markdown
-(`background-svgs`: 1.07 on the nightly, one snapshot then the English build, once mkdocs's
-per-page work was kept).
+here and dropped, their figures in bench/RESULTS.md: the thread pages kept in
+.cache/chronicle/threads, the static files copied by a second process while mkdocs
+converts Markdown, a sealed day's charts drawn by two workers while its figures are
+computed (before the nights sealed Chinese charts too: `seal-workers` earns its row now),
+those workers started while a snapshot fetches its sources, and a build's run-wide charts
+drawn in a worker while mkdocs converts Markdown (`background-svgs`).
 
     python -m bench.speedups [DAYS] [--only NAME ...] [--rounds N] [--wait-load L]
 

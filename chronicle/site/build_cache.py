@@ -52,7 +52,7 @@ _LIBRARIES = ("jinja2", "markupsafe", "babel", "markdown", "nh3", "pyyaml", "num
 
 Files = dict[str, str | bytes]
 # Kinds earlier versions kept, and a nightly's restored cache may still hold: thread pages
-# (they saved ~2% of a build, bench/RESULTS.md).
+# (under the 10% a cache must earn, bench/RESULTS.md).
 RETIRED = ("threads",)
 
 

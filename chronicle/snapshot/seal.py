@@ -73,7 +73,8 @@ def seal_days(inputs: SealInputs) -> dict[str, dict[str, bytes]]:
 
 def drawn_by(executor: Executor | None) -> Draw | None:
     """Return who draws the sealed charts with `executor`'s render workers (`seal_workers`),
-    each chart started as soon as its spec is made; None (in this process) without them."""
+    each language's charts started as soon as its specs are made; None (in this process)
+    without them."""
     workers = seal_workers(executor)
     if executor is None or not workers:
         return None
