@@ -301,26 +301,6 @@ def environment(**values: str) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def temporary_files(folder: Path) -> Iterator[None]:
-    """Make `folder` where this process and the processes it starts keep their temporary
-    files for the duration of a block (TMPDIR, and `tempfile`'s own choice, which it
-    makes once per process); restore both after.
-
-    A library's temporary folder (mkdocs-gen-files puts every generated page in one) is
-    removed by the library as it ends, but not by a process SIGKILLed mid-way: in a
-    folder a command owns, its next run removes what a killed one left."""
-    import tempfile
-
-    before = tempfile.tempdir
-    with environment(TMPDIR=str(folder)):
-        tempfile.tempdir = str(folder)
-        try:
-            yield
-        finally:
-            tempfile.tempdir = before
-
-
-@contextlib.contextmanager
 def preserved(*names: str) -> Iterator[None]:
     """Restore the environment variables `names` as they were when the block began,
     whatever the block (or a library it calls) set them to."""

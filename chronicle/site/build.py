@@ -18,17 +18,11 @@ from pathlib import Path
 
 from chronicle.config import RunConfig
 from chronicle.errors import ChronicleError
-from chronicle.executor import Executor, temporary_files
+from chronicle.executor import Executor
 from chronicle.render.svg import require_han_font
 from chronicle.site.build_cache import Caches
 from chronicle.site.progress import Say
-from chronicle.site.publish.staging import (
-    clear_leftovers,
-    output_folder,
-    publish,
-    scratch_dir,
-    staging_dir,
-)
+from chronicle.site.publish.staging import clear_leftovers, output_folder, publish, staging_dir
 from chronicle.store import Store, locked, refuse_unsealed
 
 # Files every chronicle site has: a folder holding them is a previous build, safe to replace.
@@ -83,13 +77,8 @@ def build_site(config: RunConfig, site_dir: Path | None = None,
         refuse_unsealed(store)  # a stray file in docs/days: named, exit 2 (as verify does)
         clear_leftovers(site_dir)
         staging = executor.remove_on_close(staging_dir(site_dir))
-        # The engines' temporary files (mkdocs-gen-files' folder of generated pages), kept
-        # beside the staged site: a build killed mid-way leaves them where the next one's
-        # clear_leftovers removes them, not in /tmp for good.
-        scratch = executor.remove_on_close(scratch_dir(site_dir))
         try:
             staging.mkdir(parents=True)
-            scratch.mkdir()
         except OSError as err:
             raise ChronicleError(
                 f"{staging.parent}: cannot make the folder the site is built in before it "
@@ -97,21 +86,18 @@ def build_site(config: RunConfig, site_dir: Path | None = None,
                 "whose parent you can write") from err
         try:
             took = seconds if seconds is not None else {}
-            with temporary_files(scratch):
-                if config.site.engine == "zensical":
-                    from chronicle.site.engines.zensical.build import build_editions as zensical
+            if config.site.engine == "zensical":
+                from chronicle.site.engines.zensical.build import build_editions as zensical
 
-                    zensical(config, staging, caches, took, executor, say)
-                else:
-                    from chronicle.site.engines.mkdocs.build import build_editions as mkdocs
+                zensical(config, staging, caches, took, executor, say)
+            else:
+                from chronicle.site.engines.mkdocs.build import build_editions as mkdocs
 
-                    mkdocs(config, mkdocs_yml, staging, site_dir, caches, beside, took,
-                           executor, say)
+                mkdocs(config, mkdocs_yml, staging, site_dir, caches, beside, took, executor,
+                       say)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)  # now, not when the command ends
             raise
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
         # Every edition is complete: the site is replaced whole, at once.
         publish(staging, site_dir)
         if say is not None:

@@ -78,12 +78,6 @@ def edition_staging(site_dir: Path, code: str) -> Path:
     return site_dir.with_name(f".{site_dir.name}.building-{os.getpid()}-{code}")
 
 
-def scratch_dir(site_dir: Path) -> Path:
-    """Return the folder this process's build keeps its engine's temporary files in (a
-    build killed mid-way leaves them there, for the next build's `clear_leftovers`)."""
-    return site_dir.with_name(f".{site_dir.name}.building-{os.getpid()}-tmp")
-
-
 def _old_dir(site_dir: Path) -> Path:
     return site_dir.with_name(f".{site_dir.name}.old-{os.getpid()}")
 
