@@ -3,7 +3,6 @@ live (test modules import those directly, never each other)."""
 
 from __future__ import annotations
 
-import os
 import re
 import tempfile
 from collections.abc import Iterator
@@ -28,19 +27,14 @@ from tests.support.live import Live, live_chronicle, live_servers  # noqa: E402
 def _temporary_files_under_basetemp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Every temporary file of the session, this process's and its children's, under
     pytest's base folder, which pytest removes a few runs later: a process a test kills
-    (a build SIGKILLed mid-way) cannot remove its own, and they piled up in /tmp (about
-    20 MB a run, mkdocs-gen-files' folders of killed builds)."""
+    (a build SIGKILLed mid-way) cannot remove its own (mkdocs-gen-files' folder of
+    generated pages), and they piled up in /tmp."""
     folder = tmp_path_factory.getbasetemp() / "tmp"
     folder.mkdir(exist_ok=True)
-    before = os.environ.get("TMPDIR")
-    os.environ["TMPDIR"] = str(folder)
-    tempfile.tempdir = None  # gettempdir() reads TMPDIR again
-    yield
-    if before is None:
-        os.environ.pop("TMPDIR", None)
-    else:
-        os.environ["TMPDIR"] = before
-    tempfile.tempdir = None
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TMPDIR", str(folder))
+        patch.setattr(tempfile, "tempdir", None)  # gettempdir() reads TMPDIR again
+        yield
 
 
 @pytest.fixture

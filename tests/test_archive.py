@@ -34,8 +34,7 @@ SECRET = "s3cr3t-chronicle-test-secret-c0ffee42"
 SITE = "https://chronicle.marin-run.org/"  # where the test chronicle says it is published
 DAYS = ["2026-08-22", "2026-08-21", "2026-08-20"]  # sealed by nights 1-3, newest first
 # poll_for: a job the fake keeps pending is given up after it; one the fake answers after
-# two pending polls must not be. 0.3 s was too little on two cores busy with the rest of
-# the suite (a job that succeeded on its third poll came out pending, once in many runs).
+# two pending polls must not be, also on a machine busy with the rest of the suite.
 FAST = Pacing(captures_per_minute=60_000, poll_every=0.01, poll_for=2.0, backoff=0.01,
               backoff_tries=2, per_night=30, run_for=60, max_attempts=3)
 
